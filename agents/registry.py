@@ -1,0 +1,91 @@
+"""Agent registry: :func:`available` names, :func:`make` builds one with the paper's defaults.
+
+Names map to ``"module:Class"`` strings imported on first use, so that a missing
+optional dependency of one agent never breaks the others.
+
+``make("ppo:path/to/model.zip")`` (also ``a2c:``, ``dqn:``) loads a stable-baselines3
+model and wraps it in :class:`agents.PolicyAgent`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+from agents.base import Agent
+
+__all__ = ["available", "make", "register", "agent_class"]
+
+_REGISTRY: dict[str, str] = {
+    # Baselines
+    "uniform": "agents.uniform:Uniform",
+    "lucb": "agents.lucb:LUCB",
+    "lil_lucb": "agents.lil_lucb:LilLUCB",
+    "lucb_pp": "agents.lucb_pp:LUCBPlusPlus",
+    "lil_ucb": "agents.lil_ucb:LilUCB",
+    "clucb_pac": "agents.clucb_pac:CLUCBPAC",
+    "at_lucb": "agents.at_lucb:ATLUCB",
+    # zhou2014
+    "optmai": "agents.optmai:OptMAI",
+    # chen2017
+    "adaptive_topk": "agents.adaptive_topk:AdaptiveTopK",
+    # shahrampour2017
+    "nsar": "agents.nsar:NSAR",
+    "sar": "agents.sar:SAR",
+    # jun2016
+    "batch_racing": "agents.batch_racing:BatchRacing",
+    "batch_sar": "agents.batch_sar:BatchSAR",
+    "halving": "agents.halving:Halving",
+    "round_robin": "agents.round_robin:RoundRobin",
+    # jiang2017
+    "lil_rand_lucb": "agents.lil_rand_lucb:LilRandLUCB",
+    "lil_clucb": "agents.lil_clucb:LilCLUCB",
+}
+
+_SB3_PREFIXES = ("ppo", "a2c", "dqn")
+
+
+def register(name: str, target: str) -> None:
+    """Register ``name`` for ``"module:Class"`` (third-party agents)."""
+    if name in _REGISTRY and _REGISTRY[name] != target:
+        raise ValueError(f"agent name {name!r} is already registered for {_REGISTRY[name]}")
+    _REGISTRY[name] = target
+
+
+def _importable(target: str) -> bool:
+    module = target.split(":")[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def available() -> list[str]:
+    """Registered agent names whose module exists, sorted."""
+    return sorted(name for name, target in _REGISTRY.items() if _importable(target))
+
+
+def agent_class(name: str) -> type[Agent]:
+    """The class registered under ``name``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; available: {', '.join(available())}")
+    module, _, cls = _REGISTRY[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def make(name: str, **params: Any) -> Agent:
+    """Build agent ``name`` with the paper's default parameters, overridden by ``params``.
+
+    ``"ppo:PATH"`` (or ``a2c:``/``dqn:``) loads a saved stable-baselines3 model.
+    """
+    prefix, sep, path = name.partition(":")
+    if sep and prefix in _SB3_PREFIXES:
+        from agents.policy import PolicyAgent
+
+        return PolicyAgent.load(prefix, path, **params)
+    cls = agent_class(name)
+    try:
+        return cls(**params)
+    except TypeError as err:
+        raise ValueError(f"bad parameters {params!r} for agent {name!r}: {err}") from err
