@@ -1,0 +1,118 @@
+"""Every violated rule raises a clear exception naming the value and the rule."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import bandit_envs  # noqa: F401
+
+
+@pytest.mark.parametrize(
+    "env_id,kwargs,match",
+    [
+        ("TopK-v0", {"n_arms": 5, "k": 5}, "k=5 must be smaller than n_arms=5"),
+        ("TopK-v0", {"n_arms": 5, "k": 0}, "k=0 must be >= 1"),
+        ("TopK-v0", {"n_arms": 5.5}, "n_arms=5.5 must be an integer"),
+        ("TopK-Batch-v0", {"batch_size": 2, "repeat_limit": 3}, "repeat_limit=3 must not exceed batch_size=2"),
+        ("TopK-Batch-v0", {"batch_size": 0}, "batch_size=0 must be >= 1"),
+        ("TopK-v0", {"instance": [0.2, 1.5, 0.3], "k": 1}, r"\[0, 1\]"),
+        ("TopK-v0", {"instance": [0.2, float("nan"), 0.3], "k": 1}, "(?i)nan|finite"),
+        ("TopK-v0", {"n_arms": 10, "budget": 5}, "budget=5 is smaller than n_arms=10"),
+        ("TopK-v0", {"setting": "fixed_confidence", "budget": 50}, "budget=50 applies to setting='fixed_budget'"),
+        ("TopK-v0", {"setting": "anytime"}, "setting='anytime' must be one of"),
+        ("TopK-v0", {"objective": "regret"}, "objective='regret' must be one of"),
+        ("TopK-Batch-v0", {"answer": "oracle"}, "answer='oracle' must be one of"),
+        ("TopK-Batch-v0", {"invalid_action": "clip"}, "invalid_action='clip' must be one of"),
+        ("TopK-v0", {"distribution": "poisson"}, "distribution='poisson' must be one of"),
+        ("TopK-v0", {"distribution": "gaussian", "instance": [0.1, 0.2, 0.3], "k": 1}, "sigma"),
+        ("TopK-v0", {"distribution": "categorical"}, "categorical"),
+        ("TopK-v0", {"sigma": -1.0, "distribution": "gaussian"}, "sigma=-1.0 must be a positive"),
+        ("TopK-v0", {"epsilon": -0.1}, "epsilon=-0.1 must be a number >= 0"),
+        ("TopK-v0", {"cost_per_batch": 0.1}, "applies only to setting='fixed_confidence'"),
+        ("TopK-v0", {"instance": "no-such-instance"}, "no-such-instance"),
+        ("TopK-v0", {"instance": [0.1, 0.2, 0.3], "n_arms": 4, "k": 1}, "n_arms=4 disagrees"),
+        ("TopK-v0", {"instance": "uniform-random", "instance_params": {"bogus": 1}}, "bogus"),
+        ("TopK-Batch-v0", {"setting": "fixed_confidence", "batch_size": None}, "needs a repeat_limit"),
+        ("TopK-v0", {"render_mode": "human"}, "render_mode='human'"),
+        ("TopK-v0", {"shuffle": "yes"}, "shuffle='yes' must be a bool"),
+    ],
+)
+def test_bad_constructor_arguments(env_id: str, kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        gym.make(env_id, **kwargs)
+
+
+@pytest.fixture
+def batch_env():
+    env = gym.make("TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10).unwrapped
+    env.reset(seed=0)
+    return env
+
+
+@pytest.mark.parametrize(
+    "action,match",
+    [
+        (np.array([1, 1, 1]), r"action shape \(3,\) must be \(4,\)"),
+        (np.array([-1, 1, 0, 0]), r"action\[0\]=-1 is negative"),
+        (np.array([0.5, 1, 0, 0]), r"action\[0\]=0.5 is not an integer"),
+        (np.array([np.nan, 1, 0, 0]), r"action\[0\]=nan is not a finite"),
+        (np.array([3, 0, 0, 0]), r"action\[0\]=3 exceeds repeat_limit=2"),
+        (np.array([2, 2, 1, 0]), "5 pulls, over batch_size=4"),
+        (np.array(["a", "b", "c", "d"]), "dtype"),
+    ],
+)
+def test_bad_batch_actions(batch_env, action, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        batch_env.step(action)
+
+
+def test_over_budget_raises(batch_env) -> None:
+    batch_env.step(np.array([2, 2, 0, 0]))
+    batch_env.step(np.array([2, 2, 0, 0]))
+    with pytest.raises(ValueError, match="asks for 3 pulls but the budget has 2 left"):
+        batch_env.step(np.array([1, 1, 1, 0]))
+
+
+def test_wrong_answer_size_raises() -> None:
+    env = gym.make("TopK-Batch-v0", n_arms=4, k=2, batch_size=4, budget=4, answer="agent").unwrapped
+    env.reset(seed=0)
+    env.step(np.ones(4, dtype=int))
+    with pytest.raises(ValueError, match="exactly k=2 arms"):
+        env.step(np.array([1, 1, 1, 0]))
+    with pytest.raises(ValueError, match="exactly k=2 arms"):
+        env.step(np.array([1, 0, 0, 0]))
+
+
+@pytest.mark.parametrize("action,match", [(7, r"action=7 is not an arm"), (-1, "action=-1 is not an arm"),
+                                          (1.5, "must be an integer"), (True, "must be an integer"),
+                                          (np.array([1, 2]), "single arm index")])
+def test_bad_discrete_actions(action, match) -> None:
+    env = gym.make("TopK-v0", n_arms=7, k=2).unwrapped
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=match):
+        env.step(action)
+
+
+def test_discrete_stop_only_in_fixed_confidence() -> None:
+    env = gym.make("TopK-v0", n_arms=3, k=1).unwrapped
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action=3 is not an arm"):
+        env.step(3)
+
+
+def test_sparse_path_validates() -> None:
+    env = gym.make("TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10).unwrapped
+    env.reset(seed=0)
+    for arms, reps, match in [
+        ([0, 0], [1, 1], "distinct"),
+        ([5], [1], "must lie in"),
+        ([0], [3], "repeat_limit=2"),
+        ([0, 1, 2], [2, 2, 1], "batch_size=4"),
+        ([0], [0], "must lie in"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            env.step_sparse(np.array(arms), np.array(reps))
+    with pytest.raises(RuntimeError, match="answer phase"):
+        env.answer_sparse(np.array([0, 1]))

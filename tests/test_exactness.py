@@ -1,0 +1,133 @@
+"""Reward sums follow their exact laws; paired mode gives common random numbers.
+
+Bounds: Hoeffding for means of bounded rewards; for variances, the sample variance of
+``m`` normal-ish sums has relative standard deviation ``sqrt(2 / (m - 1))``: we allow 6
+of them (a wrong law, e.g. ``a * Bernoulli(p)`` instead of ``Binomial(a, p)``, is off by
+a factor ``a``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import bandit_envs
+
+
+def sums_of_one_big_batch(env_kwargs: dict, pulls: int, episodes: int) -> np.ndarray:
+    env = gym.make("TopK-Batch-v0", batch_size=None, budget=pulls * 2, shuffle=False, **env_kwargs)
+    out = np.empty(episodes)
+    for seed in range(episodes):
+        env.reset(seed=seed)
+        obs, *_ = env.step(np.array([pulls, 0] + [0] * (env.unwrapped.problem.n_arms - 2)))
+        out[seed] = obs["means"][0] * pulls
+    return out
+
+
+def check_moments(sums: np.ndarray, mean: float, var: float, pulls: int, reward_range: float) -> None:
+    m = sums.shape[0]
+    total = m * pulls
+    # Hoeffding on the average reward over all m * pulls draws, level 1e-6.
+    t = reward_range * math.sqrt(math.log(2 / 1e-6) / (2 * total))
+    assert abs(sums.mean() / pulls - mean / pulls) <= t
+    rel = sums.var(ddof=1) / var
+    assert abs(rel - 1) <= 6 * math.sqrt(2 / (m - 1)), rel
+
+
+def test_bernoulli_sums_are_binomial() -> None:
+    pulls, p = 1000, 0.3
+    sums = sums_of_one_big_batch({"instance": [p, 0.5, 0.6], "k": 1}, pulls, 400)
+    check_moments(sums, pulls * p, pulls * p * (1 - p), pulls, 1.0)
+    assert np.allclose(sums, np.round(sums), atol=1e-6)
+
+
+def test_gaussian_sums_are_normal() -> None:
+    pulls, mu, sigma = 500, 0.25, 2.0
+    sums = sums_of_one_big_batch(
+        {"instance": [mu, 0.5, 0.6], "k": 1, "distribution": "gaussian", "sigma": sigma}, pulls, 400
+    )
+    m = sums.shape[0]
+    z = (sums.mean() - pulls * mu) / math.sqrt(pulls * sigma**2 / m)
+    assert abs(z) < 5  # exact normal: P(|Z| > 5) < 6e-7
+    rel = sums.var(ddof=1) / (pulls * sigma**2)
+    assert abs(rel - 1) <= 6 * math.sqrt(2 / (m - 1))
+
+
+def test_categorical_sums_are_multinomial() -> None:
+    support = np.array([0.0, 0.5, 1.0])
+    probs = np.array([[0.2, 0.5, 0.3], [0.6, 0.2, 0.2], [0.3, 0.3, 0.4]])
+    inst = bandit_envs.instances.from_categorical(probs, support, k=1)
+    pulls = 800
+    sums = sums_of_one_big_batch({"instance": inst}, pulls, 400)
+    mean = probs[0] @ support
+    var = probs[0] @ support**2 - mean**2
+    check_moments(sums, pulls * mean, pulls * var, pulls, 1.0)
+    assert np.allclose(sums * 2, np.round(sums * 2), atol=1e-6)  # multiples of 1/2
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_single_pulls_are_bernoulli(paired: bool) -> None:
+    env = gym.make("TopK-v0", n_arms=2, k=1, instance=[0.7, 0.2], shuffle=False, budget=20000,
+                   paired=paired)
+    env.reset(seed=5)
+    for t in range(20000):
+        obs, *_ = env.step(t % 2)
+    t = math.sqrt(math.log(2 / 1e-6) / (2 * 10000))
+    assert abs(obs["means"][0] - 0.7) <= t and abs(obs["means"][1] - 0.2) <= t
+
+
+def test_paired_rewards_do_not_depend_on_batching() -> None:
+    kw = {"n_arms": 3, "k": 1, "instance": [0.5, 0.4, 0.3], "paired": True, "batch_size": None,
+          "budget": 60}
+    a = gym.make("TopK-Batch-v0", **kw)
+    b = gym.make("TopK-Batch-v0", **kw)
+    oa, _ = a.reset(seed=11)
+    ob, _ = b.reset(seed=11)
+    oa, *_ = a.step(np.array([10, 3, 0]))
+    oa, *_ = a.step(np.array([5, 0, 4]))
+    for _ in range(15):
+        ob, *_ = b.step(np.array([1, 0, 1]))  # another agent, another order
+    ob, *_ = b.step(np.array([0, 3, 0]))
+    # arm 0: 15 pulls in both; arm 1: 3 in both -> identical sums; arm 2: 4 vs 15.
+    sa, sb = oa["means"] * oa["counts"], ob["means"] * ob["counts"]
+    assert oa["counts"][0] == ob["counts"][0] == 15 and sa[0] == sb[0]
+    assert oa["counts"][1] == ob["counts"][1] == 3 and sa[1] == sb[1]
+
+
+def test_paired_streams_differ_between_seeds_and_match_independent_law() -> None:
+    kw = {"n_arms": 2, "k": 1, "instance": [0.5, 0.5], "paired": True, "batch_size": None,
+          "budget": 4000, "shuffle": False}
+    env = gym.make("TopK-Batch-v0", **kw)
+    sums = []
+    for seed in range(2):
+        env.reset(seed=seed)
+        obs, *_ = env.step(np.array([2000, 0]))
+        sums.append(obs["means"][0] * 2000)
+    assert sums[0] != sums[1]
+    t = math.sqrt(math.log(2 / 1e-6) / (2 * 2000))
+    assert all(abs(s / 2000 - 0.5) <= t for s in sums)
+
+
+def test_sparse_path_makes_the_same_draws_as_dense_step() -> None:
+    kw = {"n_arms": 6, "k": 2, "batch_size": 5, "repeat_limit": 3, "budget": 60, "answer": "agent"}
+    dense = gym.make("TopK-Batch-v0", **kw).unwrapped
+    sparse = gym.make("TopK-Batch-v0", **kw).unwrapped
+    od, _ = dense.reset(seed=3)
+    sparse.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while dense.phase == 0:
+        action = dense.action_space.sample() if rng.random() < 2 else None
+        arms = np.flatnonzero(action)
+        od, rd, *_ = dense.step(action)
+        os_, rs, *_ = sparse.step_sparse(arms, action[arms])
+        assert np.array_equal(od["counts"], os_["counts"]) and np.array_equal(od["means"], os_["means"])
+        assert rd == rs
+    rec = np.array([0, 1])
+    action = np.zeros(6, dtype=int)
+    action[rec] = 1
+    *_, info_d = dense.step(action)
+    *_, info_s = sparse.answer_sparse(rec)
+    assert info_d["aggregate_regret"] == info_s["aggregate_regret"]
