@@ -128,6 +128,8 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
 
     def _sample(self, arms: np.ndarray, reps: np.ndarray) -> tuple[float, bool, bool, dict[str, Any]]:
         """Pull ``arms[j]`` ``reps[j]`` times (validated, distinct, reps >= 1): one batch."""
+        if arms.shape[0] == 1 and reps[0] == 1:
+            return self._sample_one(int(arms[0]))
         sums = self._rewards.sums(arms, reps)
         counts = self._counts[arms] + reps
         self._counts[arms] = counts
@@ -141,9 +143,10 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
     def _sample_one(self, arm: int) -> tuple[float, bool, bool, dict[str, Any]]:
         """Pull one arm once (the fast path of ``TopK-v0``)."""
         x = self._rewards.one(arm)
-        c = self._counts[arm] + 1
-        self._counts[arm] = c
-        s = self._sums[arm] + x
+        counts = self._counts
+        c = int(counts[arm]) + 1
+        counts[arm] = c
+        s = float(self._sums[arm]) + x
         self._sums[arm] = s
         self._emp[arm] = s / c
         self._pulls += 1

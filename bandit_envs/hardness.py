@@ -6,9 +6,9 @@ applied internally.
 
 | function | quantity | source |
 | --- | --- | --- |
-| :func:`gaps` | ``Delta_i`` (mu_i - mu_(k+1) in the top k, mu_(k) - mu_i otherwise) | jun2016 Sec. 3, eq. (3); shahrampour2017 eq. (4); chen2017 eq. (2) |
+| :func:`gaps` | ``Delta_i``: mu_i - mu_(k+1) in the top k, else mu_(k) - mu_i | jun2016 eq. (3) |
 | :func:`h1` | ``H1 = sum_i Delta_i^-2`` | shahrampour2017 eq. (4) (``H_1^(M)``) |
-| :func:`h2` | ``H2 = max_{i != 1} i Delta_(i)^-2`` | shahrampour2017 eq. (4) (``H_2^(M)``); jun2016 Sec. 4 |
+| :func:`h2` | ``H2 = max_{i != 1} i Delta_(i)^-2`` | shahrampour2017 eq. (4) (``H_2^(M)``) |
 | :func:`h_nsar` | ``H^(M)(p) = max_{i != 1} i^p Delta_(i)^-2`` | shahrampour2017 eq. (4) |
 | :func:`chen_t` | ``t(eps, K)`` | chen2017 eq. (3) |
 | :func:`h_chen` | ``H(t, eps) = sum_i min(Delta_i^-2, (Psi_t^eps)^-2)`` | chen2017 eqs. (4)-(6) |
@@ -291,6 +291,11 @@ def hardness(means: object, k: int) -> Hardness:
 
     Returns:
         A :class:`Hardness` with read-only arrays.
+
+    Example:
+        >>> h = hardness([0.9, 0.8, 0.5, 0.4, 0.1], k=2)
+        >>> h.gaps.round(2).tolist(), round(h.h1, 2), round(h.h2, 2)
+        ([0.4, 0.3, 0.3, 0.4, 0.7], 36.76, 25.0)
     """
     arr, k = _check(means, k)
     arr = arr.copy()

@@ -1,40 +1,50 @@
 """Catalog of the top-K bandit instances used in the papers' experiments.
 
-Each entry is resolved with :func:`make` into an :class:`Instance`; ``instance.arms(rng)``
+:func:`make` resolves a catalog name into an :class:`Instance`; ``instance.arms(rng)``
 gives the reward distributions (:class:`Arms`) of one episode. Arms are listed best
-first where the paper indexes them that way (the environment shuffles them). All
-synthetic families take ``n_arms`` and ``k``; the defaults are the papers'.
+first where the paper indexes them that way (the environment shuffles them). Every
+synthetic family takes ``n_arms`` and ``k`` (formulas in n and k); the defaults are the
+papers'. Rewards are Bernoulli unless marked G (Gaussian) or C (categorical).
 
-| name | n_arms | k | means, i = 1..n | rewards | params (defaults) | source |
-| --- | --- | --- | --- | --- | --- | --- |
-| uniform-random | 1000 | 10 | theta_i ~ Unif[0, 1] (random) | Bernoulli | | zhou2014 Sec. 6.1 |
-| beta-random | 1000 | 10 | theta_i ~ Beta(a, b) (random) | Bernoulli | a=5, b=5 | shahrampour2017 IV.A setup 5; zhou2014 App. E |
-| zhou2014-two-level | 1000 | 10 | high for i <= k, low after | Bernoulli | high=0.6, low=0.5 | zhou2014 Sec. 6.1 |
-| zhou2014-rte | file | 10 | worker accuracies | Bernoulli | path (required) | zhou2014 Sec. 6.2 |
-| chen2017-twogroup | 1000 | 100 | high for i <= k, low after | Bernoulli | high=0.7, low=0.3 | chen2017 Sec. 3 |
-| chen2017-uniform | 1000 | 100 | 1 - i/n | Bernoulli | | chen2017 Sec. 3 |
-| chen2017-synthetic | 1000 | 100 | SYNTHETIC-p (see :func:`_exponential_profile`) | Bernoulli | p=0.5 | chen2017 Sec. 3 |
-| shahrampour2017-setup1 | 50 | 2 | 0.7 (k), 0.5 | Bernoulli | | shahrampour2017 IV.A |
-| shahrampour2017-setup2 | 50 | 2 | 0.7 (k), 0.66 (k), 0.5 | Bernoulli | | shahrampour2017 IV.A |
-| shahrampour2017-setup3 | 50 | 2 | 0.7 (k), 0.66 (k), 0.62 (k), 0.5 | Bernoulli | | shahrampour2017 IV.A |
-| shahrampour2017-setup4 | 50 | 2 | mu_1 - 0.6 (i - 1)/(n - 1) | Bernoulli | mu_1=0.7 | shahrampour2017 IV.A |
-| shahrampour2017-setup5 | 50 | 2 | Beta(a, b) (random) | Bernoulli | a=5, b=5 | shahrampour2017 IV.A |
-| shahrampour2017-setup6 | 50 | 2 | 0.7 (k), 0.68 (one), 0.5 | Bernoulli | | shahrampour2017 IV.A |
-| shahrampour2017-caption | file | 2 | caption rating frequencies | categorical {0, .5, 1} | path (required) | shahrampour2017 IV.B |
-| jun2016-linear | 100 | 10 | (n - i)/(n - 1) | Bernoulli | | jun2016 Sec. 5.1 |
-| jun2016-sparse | 100 | 10 | high for i <= n_top, low after | Bernoulli | n_top=k, high=0.5, low=0.3 | jun2016 Sec. 5.1 |
-| jun2016-virus | 12979 | 100 | file column, or Gumbel-quantile stand-in | Gaussian | path=None, column="mean", sigma=sqrt(0.1) | jun2016 Sec. 5.2 |
-| jun2016-twitter | 522062 | 100 | mu_max * i^-alpha (stand-in) | Bernoulli | alpha=0.2624, mu_max=0.003545 | jun2016 Sec. 5.3 |
-| jiang2017-1-sparse | 100 | 2 | 1/2 for i <= k, 0 after | Gaussian | sigma=0.5 | jiang2017 Sec. 5.1 |
-| jiang2017-exponential | 100 | 2 | alpha-exponential (see :func:`_exponential_profile`) | Gaussian | alpha=0.3, sigma=0.5 | jiang2017 Sec. 5.1 |
-| jiang2017-lil-exponential | 100 | 1 | 1 - ((i - 1)/n)^alpha | Gaussian | alpha=0.3, sigma=0.5 | jiang2017 Sec. 5.2 |
+| name | n_arms | k | means, i = 1..n | params | source |
+| --- | --- | --- | --- | --- | --- |
+| uniform-random | 1000 | 10 | Unif[0, 1], random | | zhou2014 6.1 |
+| beta-random | 1000 | 10 | Beta(a, b), random | a=5, b=5 | shahrampour2017 IV.A |
+| zhou2014-two-level | 1000 | 10 | high (k arms), low | high=0.6, low=0.5 | zhou2014 6.1 |
+| zhou2014-rte | file | 10 | worker accuracies | path | zhou2014 6.2 |
+| chen2017-twogroup | 1000 | 100 | high (k arms), low | high=0.7, low=0.3 | chen2017 3 |
+| chen2017-uniform | 1000 | 100 | 1 - i/n | | chen2017 3 |
+| chen2017-synthetic | 1000 | 100 | SYNTHETIC-p, see below | p=0.5 | chen2017 3 |
+| shahrampour2017-setup1 | 50 | 2 | 0.7 (k), 0.5 | | shahrampour2017 IV.A |
+| shahrampour2017-setup2 | 50 | 2 | 0.7 (k), 0.66 (k), 0.5 | | shahrampour2017 IV.A |
+| shahrampour2017-setup3 | 50 | 2 | 0.7, 0.66, 0.62 (k each), 0.5 | | shahrampour2017 IV.A |
+| shahrampour2017-setup4 | 50 | 2 | mu_1 - 0.6 (i-1)/(n-1) | mu_1=0.7 | shahrampour2017 IV.A |
+| shahrampour2017-setup5 | 50 | 2 | Beta(a, b), random | a=5, b=5 | shahrampour2017 IV.A |
+| shahrampour2017-setup6 | 50 | 2 | 0.7 (k), 0.68 (1), 0.5 | | shahrampour2017 IV.A |
+| shahrampour2017-caption | file | 2 | C on {0, .5, 1}, rating freqs | path | shahrampour2017 IV.B |
+| jun2016-linear | 100 | 10 | (n - i)/(n - 1) | | jun2016 5.1 |
+| jun2016-sparse | 100 | 10 | high (n_top), low | n_top=k, high/low=.5/.3 | jun2016 5.1 |
+| jun2016-virus | 12979 | 100 | G; file or stand-in | path, column, sigma | jun2016 5.2 |
+| jun2016-twitter | 522062 | 100 | mu_max i^-alpha stand-in | alpha, mu_max | jun2016 5.3 |
+| jiang2017-1-sparse | 100 | 2 | G; 1/2 (k), 0 | sigma=0.5 | jiang2017 5.1 |
+| jiang2017-exponential | 100 | 2 | G; alpha-exponential | alpha=0.3, sigma=0.5 | jiang2017 5.1 |
+| jiang2017-lil-exponential | 100 | 1 | G; 1 - ((i-1)/n)^alpha | alpha=.3, sigma=.5 | jiang2017 5.2|
 
-Choices where the papers leave something open are stated in each builder's docstring
-and in ``CatalogEntry.description``.
+SYNTHETIC-p and alpha-exponential share one formula (:func:`_exponential_profile`).
+Where a paper leaves something open the choice is in the entry's ``description`` and
+in the docstring of the function that builds it:
+
+* shahrampour2017-setup4: ``Delta_i = mu_1 - mu_i`` (Sec. II.A), ``mu_1`` unstated, 0.7.
+* jun2016-sparse: the 0.5 arms are the top k (``n_top = k``), as "gaps uniformly 0.2" implies.
+* jun2016-virus: 0.1 is the variance, ``sigma = sqrt(0.1)``; the stand-in is
+  deterministic Gumbel quantiles (:func:`_virus_stand_in`).
+* jun2016-twitter: power law in rank calibrated to the paper's totals (:func:`_twitter`).
+* jiang2017-*: the text gives no N; 100 is used.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -65,6 +75,8 @@ __all__ = [
 ]
 
 DISTRIBUTIONS = ("bernoulli", "gaussian", "categorical")
+_CAPTION_SUPPORT = (0.0, 0.5, 1.0)
+_CAPTION_COLUMNS = ("n_unfunny", "n_somewhat", "n_funny")
 _TOL = 1e-9
 
 DrawFn = Callable[[int, Mapping[str, Any], np.random.Generator], np.ndarray]
@@ -106,6 +118,7 @@ class Arms:
     probs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        """Validate every field; copy the arrays and make them read-only."""
         if self.distribution not in DISTRIBUTIONS:
             raise ValueError(
                 f"distribution must be one of {DISTRIBUTIONS}, got {self.distribution!r}"
@@ -125,10 +138,11 @@ class Arms:
             bad = means[(means < 0) | (means > 1)][0]
             raise ValueError(f"bernoulli means must lie in [0, 1], got {bad}")
         if dist == "gaussian":
-            ok = isinstance(self.sigma, numbers.Real) and not isinstance(self.sigma, bool)
-            if not ok or not (math.isfinite(self.sigma) and self.sigma > 0):  # type: ignore[arg-type]
-                raise ValueError(f"gaussian arms need a finite sigma > 0, got sigma={self.sigma!r}")
-            object.__setattr__(self, "sigma", float(self.sigma))  # type: ignore[arg-type]
+            sigma = self.sigma
+            if (isinstance(sigma, bool) or not isinstance(sigma, numbers.Real)
+                    or not (math.isfinite(sigma) and sigma > 0)):
+                raise ValueError(f"gaussian arms need a finite sigma > 0, got sigma={sigma!r}")
+            object.__setattr__(self, "sigma", float(sigma))
         if dist == "categorical":
             self._check_categorical(means)
 
@@ -165,7 +179,7 @@ class Arms:
         object.__setattr__(self, "probs", probs)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Re-run validation on unpickling so the arrays are read-only again.
+        """Pickle support that re-validates, so unpickled arrays are read-only again."""
         return (Arms, (self.means, self.distribution, self.sigma, self.support, self.probs))
 
     @property
@@ -228,18 +242,8 @@ class Instance:
     instances pickle) is given.
     """
 
-    __slots__ = (
-        "_name",
-        "_k",
-        "_arms",
-        "_draw",
-        "_n_arms",
-        "_distribution",
-        "_sigma",
-        "_params",
-        "_reference",
-        "_description",
-    )
+    __slots__ = ("_name", "_k", "_arms", "_draw", "_n_arms", "_distribution", "_sigma",
+                 "_params", "_reference", "_description")
 
     def __init__(
         self,
@@ -255,6 +259,7 @@ class Instance:
         reference: str = "",
         description: str = "",
     ) -> None:
+        """Create an instance; see the class docstring. ``k`` must satisfy 1 <= k < n_arms."""
         if (arms is None) == (draw is None):
             raise ValueError("give exactly one of arms (fixed means) and draw (random means)")
         if arms is not None:
@@ -348,7 +353,9 @@ class Instance:
         return _hardness.hardness(self.arms(rng).means, self._k)
 
     def __repr__(self) -> str:
-        return f"Instance(name={self._name!r}, n_arms={self._n_arms}, k={self._k}, params={self._params!r})"
+        """``Instance(name=..., n_arms=..., k=..., params={...})``."""
+        return (f"Instance(name={self._name!r}, n_arms={self._n_arms}, k={self._k}, "
+                f"params={self._params!r})")
 
 
 @dataclass(frozen=True, eq=False)
@@ -359,9 +366,11 @@ class CatalogEntry:
         name: Catalog name.
         n_arms: Default number of arms; ``None`` when it comes from the data file ``path``.
         k: Default number of top arms.
-        params: Default parameters (read-only); ``None`` marks a required ``path``.
+        params: Default parameters (read-only). ``path=None`` marks a data file that
+            ``make`` requires (zhou2014-rte, shahrampour2017-caption) or that is optional
+            (jun2016-virus); ``n_top=None`` means "k".
         reference: Paper and section.
-        description: One line, including every interpretation the paper left open.
+        description: One line, including the choices made where the paper is open.
         random: True if means are drawn per episode.
         distribution: One of :data:`DISTRIBUTIONS`.
     """
@@ -379,25 +388,8 @@ class CatalogEntry:
 
 _CATALOG: dict[str, CatalogEntry] = {}
 
-
-def _register(
-    name: str,
-    n_arms: int | None,
-    k: int,
-    ref: str,
-    desc: str,
-    *,
-    params: Mapping[str, Any] | None = None,
-    dist: str = "bernoulli",
-    random: bool = False,
-) -> Callable[[Callable[..., Instance]], Callable[..., Instance]]:
-    def deco(build: Callable[..., Instance]) -> Callable[..., Instance]:
-        _CATALOG[name] = CatalogEntry(
-            name, n_arms, k, MappingProxyType(dict(params or {})), ref, desc, random, dist, build
-        )
-        return build
-
-    return deco
+# (n, k, params) -> means; validates its own params (and may resolve them in place).
+MeansFn = Callable[[int, int, dict[str, Any]], np.ndarray]
 
 
 def available() -> list[str]:
@@ -420,9 +412,20 @@ def make(name: str, n_arms: int | None = None, k: int | None = None, **params: A
         k: Number of top arms, ``1 <= k < n_arms``; defaults to the paper's.
         **params: Entry parameters (see ``catalog()[name].params``).
 
+    Returns:
+        The resolved instance; ``instance.params`` holds every parameter.
+
     Raises:
         ValueError: Unknown name (lists the available ones), unknown parameter (lists
             the accepted ones), or any out-of-range value.
+
+    Example:
+        >>> make("shahrampour2017-setup1", n_arms=4, k=1).means().tolist()
+        [0.7, 0.5, 0.5, 0.5]
+        >>> make("beta-random", n_arms=3, k=1, a=2).params
+        mappingproxy({'a': 2.0, 'b': 5.0})
+        >>> make("uniform-random", n_arms=3, k=1).means(np.random.default_rng(0)).shape
+        (3,)
     """
     entry = _CATALOG.get(name)
     if entry is None:
@@ -437,92 +440,49 @@ def make(name: str, n_arms: int | None = None, k: int | None = None, **params: A
     return entry.build(entry, n_arms, entry.k if k is None else k, resolved)
 
 
-# --- parameter checks -------------------------------------------------------------------------
+# --- parameter checks ---------------------------------------------------------------------------
 
 
 def _real(
-    params: dict[str, Any],
-    key: str,
-    lo: float | None = None,
-    hi: float | None = None,
+    params: dict[str, Any], key: str, lo: float | None = None, hi: float | None = None, *,
     lo_open: bool = False,
 ) -> float:
+    """Check ``params[key]`` is a finite number in the range; store it as float."""
     value = params[key]
-    rule = (
-        " and ".join(
-            r
-            for r in (
-                (f"{'>' if lo_open else '>='} {lo}" if lo is not None else ""),
-                (f"<= {hi}" if hi is not None else ""),
-            )
-            if r
-        )
-        or "finite"
-    )
+    rules = [f"{'>' if lo_open else '>='} {lo}"] if lo is not None else []
+    rules += [f"<= {hi}"] if hi is not None else []
     try:
-        x = float(value) if not isinstance(value, bool) else math.nan
+        x = math.nan if isinstance(value, bool) else float(value)
     except (TypeError, ValueError):
         x = math.nan
-    ok = (
-        math.isfinite(x)
-        and (lo is None or (x > lo if lo_open else x >= lo))
-        and (hi is None or x <= hi)
-    )
-    if not ok:
+    ok = math.isfinite(x) and (lo is None or (x > lo if lo_open else x >= lo))
+    if not (ok and (hi is None or x <= hi)):
+        rule = " and ".join(rules) or "finite"
         raise ValueError(f"param {key!r} must be a number {rule}, got {value!r}")
     params[key] = x
     return x
 
 
+def _positive(params: dict[str, Any], key: str) -> float:
+    return _real(params, key, 0.0, lo_open=True)
+
+
 def _levels(params: dict[str, Any]) -> tuple[float, float]:
     high, low = _real(params, "high", 0.0, 1.0), _real(params, "low", 0.0, 1.0)
     if not low < high:
-        raise ValueError(
-            f"param 'low' must be < 'high' so the high arms are the top ones, got low={low}, high={high}"
-        )
+        raise ValueError(f"param 'low' must be < 'high' (the high arms are the top ones), "
+                         f"got low={low}, high={high}")
     return high, low
 
 
-def _nk(
-    entry: CatalogEntry, n_arms: int | None, k: int, min_n: Callable[[int], int] | None = None
-) -> tuple[int, int]:
-    n = _as_int(entry.n_arms if n_arms is None else n_arms, "n_arms")
+def _nk(name: str, n_arms: Any, k: Any, min_n: Callable[[int], int] | None) -> tuple[int, int]:
+    n = _as_int(n_arms, "n_arms")
     if n < 2:
         raise ValueError(f"n_arms must be >= 2, got {n}")
     k = _check_k(k, n)
     if min_n is not None and n < min_n(k):
-        raise ValueError(f"{entry.name} needs n_arms >= {min_n(k)} for k = {k}, got n_arms = {n}")
+        raise ValueError(f"{name} needs n_arms >= {min_n(k)} for k = {k}, got n_arms = {n}")
     return n, k
-
-
-def _fixed(
-    entry: CatalogEntry,
-    k: int,
-    params: dict[str, Any],
-    means: np.ndarray,
-    sigma: float | None = None,
-) -> Instance:
-    return Instance(
-        entry.name,
-        k,
-        arms=Arms(means, entry.distribution, sigma),
-        params=params,
-        reference=entry.reference,
-        description=entry.description,
-    )
-
-
-def _random(entry: CatalogEntry, n: int, k: int, params: dict[str, Any], draw: DrawFn) -> Instance:
-    return Instance(
-        entry.name,
-        k,
-        draw=draw,
-        n_arms=n,
-        distribution=entry.distribution,
-        params=params,
-        reference=entry.reference,
-        description=entry.description,
-    )
 
 
 def _path(entry: CatalogEntry, params: dict[str, Any], what: str) -> str:
@@ -535,426 +495,243 @@ def _path(entry: CatalogEntry, params: dict[str, Any], what: str) -> str:
     return params["path"]
 
 
-def _file_n(entry: CatalogEntry, n_arms: int | None, n_file: int, path: str) -> None:
-    if n_arms is not None and _as_int(n_arms, "n_arms") != n_file:
-        raise ValueError(f"{entry.name}: n_arms={n_arms} given but {path} has {n_file} arms")
+def _file_instance(
+    entry: CatalogEntry, n_arms: Any, k: int, params: dict[str, Any], arms: Arms
+) -> Instance:
+    if n_arms is not None and _as_int(n_arms, "n_arms") != arms.n_arms:
+        raise ValueError(
+            f"{entry.name}: n_arms={n_arms} given but {params['path']} has {arms.n_arms} arms"
+        )
+    return Instance(entry.name, k, arms=arms, params=params, reference=entry.reference,
+                    description=entry.description)
+
+
+def _build_synthetic(
+    entry: CatalogEntry, n_arms: Any, k: int, p: dict[str, Any], *, means: MeansFn | None = None,
+    draw: DrawFn | None = None, check: Callable[[dict[str, Any]], object] | None = None,
+    min_n: Callable[[int], int] | None = None,
+) -> Instance:
+    """Build a formula (``means``) or random (``draw``) entry with adjustable n_arms and k."""
+    n, k = _nk(entry.name, entry.n_arms if n_arms is None else n_arms, k, min_n)
+    sigma = _positive(p, "sigma") if entry.distribution == "gaussian" else None
+    common: dict[str, Any] = dict(params=p, reference=entry.reference,
+                                  description=entry.description)
+    if draw is not None:
+        if check is not None:
+            check(p)
+        return Instance(entry.name, k, draw=draw, n_arms=n, distribution=entry.distribution,
+                        sigma=sigma, **common)
+    arms = Arms(means(n, k, p), entry.distribution, sigma)  # type: ignore[misc]
+    return Instance(entry.name, k, arms=arms, **common)
+
+
+def _add(
+    name: str, n_arms: int | None, k: int, reference: str, description: str, *,
+    params: Mapping[str, Any] | None = None, dist: str = "bernoulli",
+    means: MeansFn | None = None, draw: DrawFn | None = None,
+    check: Callable[[dict[str, Any]], object] | None = None,
+    min_n: Callable[[int], int] | None = None,
+    build: Callable[[CatalogEntry, int | None, int, dict[str, Any]], Instance] | None = None,
+) -> None:
+    """Register an entry: a fixed formula ``means``, a random ``draw``, or a custom ``build``."""
+    if build is None:
+        build = functools.partial(_build_synthetic, means=means, draw=draw, check=check,
+                                  min_n=min_n)
+    _CATALOG[name] = CatalogEntry(name, n_arms, k, MappingProxyType(dict(params or {})), reference,
+                                  description, draw is not None, dist, build)
+
+
+# --- formulas -----------------------------------------------------------------------------------
 
 
 def _ranks(n: int) -> np.ndarray:
     return np.arange(1, n + 1, dtype=np.float64)
 
 
+def _groups(n: int, levels: Sequence[tuple[int, float]], rest: float) -> np.ndarray:
+    """Consecutive blocks ``(size, value)`` from arm 1, then ``rest`` for the remaining arms."""
+    out = np.full(n, rest)
+    start = 0
+    for size, value in levels:
+        out[start:start + size] = value
+        start += size
+    return out
+
+
 def _exponential_profile(n: int, k: int, power: float) -> np.ndarray:
-    """chen2017 SYNTHETIC-p / jiang2017 alpha-exponential means, i = 1..n (best first).
+    """chen2017 SYNTHETIC-p and jiang2017 alpha-exponential means, i = 1..n, best first.
 
     ``(1 - K/n) + (K/n) ((K - i)/K)^power`` for ``i <= K`` and
-    ``(1 - K/n) - (1 - K/n) ((i - K)/(n - K))^power`` for ``i > K`` (jiang2017 Sec. 5.1;
-    chen2017 Sec. 3 as restored in paper-notes). ``power = 1`` gives exactly ``1 - i/n``.
+    ``(1 - K/n) - (1 - K/n) ((i - K)/(n - K))^power`` for ``i > K``: jiang2017 Sec. 5.1,
+    and chen2017 Sec. 3 whose formula, lost in extraction, is restored in paper-notes to
+    the same expression. ``power = 1`` gives ``1 - i/n`` (chen2017 UNIFORM).
     """
     i = _ranks(n)
-    b = 1.0 - k / n
-    top = b + (k / n) * np.clip((k - i) / k, 0.0, None) ** power
-    bottom = b - b * np.clip((i - k) / (n - k), 0.0, None) ** power
+    base = 1.0 - k / n
+    top = base + (k / n) * (np.maximum(k - i, 0.0) / k) ** power
+    bottom = base - base * (np.maximum(i - k, 0.0) / (n - k)) ** power
     return np.where(i <= k, top, bottom)
 
 
-def _groups(n: int, levels: Sequence[tuple[int, float]], rest: float) -> np.ndarray:
-    means = np.full(n, rest)
-    start = 0
-    for size, value in levels:
-        means[start : start + size] = value
-        start += size
-    return means
+def _two_level(n: int, k: int, p: dict[str, Any]) -> np.ndarray:
+    high, low = _levels(p)
+    return _groups(n, [(k, high)], low)
 
 
-# --- random recipes (module level so that instances pickle) -------------------------------------
+def _check_beta(p: dict[str, Any]) -> None:
+    _positive(p, "a")
+    _positive(p, "b")
 
 
 def _draw_uniform(n: int, params: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """zhou2014 Sec. 6.1: theta_i ~ Unif[0, 1] i.i.d."""
     return rng.uniform(0.0, 1.0, size=n)
 
 
 def _draw_beta(n: int, params: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """shahrampour2017 Sec. IV.A setup 5: means ~ Beta(a, b) i.i.d."""
     return rng.beta(params["a"], params["b"], size=n)
 
 
-# --- catalog ------------------------------------------------------------------------------------
+def _jun_sparse(n: int, k: int, p: dict[str, Any]) -> np.ndarray:
+    """jun2016 Sec. 5.1 Sparse: "10 arms are 0.5 and the rest are 0.3" with k = 10.
 
-
-@_register(
-    "uniform-random",
-    1000,
-    10,
-    "zhou2014 Sec. 6.1",
-    "theta_i ~ Unif[0, 1] i.i.d., drawn per episode",
-    random=True,
-)
-def _uniform_random(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    return _random(entry, n, k, params, _draw_uniform)
-
-
-@_register(
-    "beta-random",
-    1000,
-    10,
-    "shahrampour2017 Sec. IV.A setup 5; zhou2014 App. E",
-    "theta_i ~ Beta(a, b) i.i.d., drawn per episode (zhou2014 App. E uses Beta(4, 1))",
-    params={"a": 5.0, "b": 5.0},
-    random=True,
-)
-def _beta_random(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    _real(params, "a", 0.0, lo_open=True)
-    _real(params, "b", 0.0, lo_open=True)
-    return _random(entry, n, k, params, _draw_beta)
-
-
-@_register(
-    "zhou2014-two-level",
-    1000,
-    10,
-    "zhou2014 Sec. 6.1",
-    "theta = high for the k best arms, low for the rest",
-    params={"high": 0.6, "low": 0.5},
-)
-def _zhou_two_level(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    high, low = _levels(params)
-    return _fixed(entry, k, params, _groups(n, [(k, high)], low))
-
-
-@_register(
-    "zhou2014-rte",
-    None,
-    10,
-    "zhou2014 Sec. 6.2",
-    "RTE worker accuracies (Snow et al. 2008) from a worker table; n_arms from the file",
-    params={"path": None},
-)
-def _zhou_rte(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    path = _path(entry, params, "a worker-accuracy CSV (worker_id,n_answers,n_correct)")
-    arms = _worker_arms(path)
-    _file_n(entry, n_arms, arms.n_arms, path)
-    return Instance(
-        entry.name,
-        k,
-        arms=arms,
-        params=params,
-        reference=entry.reference,
-        description=entry.description,
-    )
-
-
-@_register(
-    "chen2017-twogroup",
-    1000,
-    100,
-    "chen2017 Sec. 3",
-    "TWOGROUP: high for the k best arms, low for the rest",
-    params={"high": 0.7, "low": 0.3},
-)
-def _chen_twogroup(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    high, low = _levels(params)
-    return _fixed(entry, k, params, _groups(n, [(k, high)], low))
-
-
-@_register("chen2017-uniform", 1000, 100, "chen2017 Sec. 3", "UNIFORM: theta_i = 1 - i/n, i = 1..n")
-def _chen_uniform(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    return _fixed(entry, k, params, 1.0 - _ranks(n) / n)
-
-
-@_register(
-    "chen2017-synthetic",
-    1000,
-    100,
-    "chen2017 Sec. 3 (formula restored in paper-notes)",
-    "SYNTHETIC-p: (1-K/n) + (K/n)((K-i)/K)^p for i <= K, (1-K/n)(1 - ((i-K)/(n-K))^p) after; p=1 is UNIFORM",
-    params={"p": 0.5},
-)
-def _chen_synthetic(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    p = _real(params, "p", 0.0, lo_open=True)
-    return _fixed(entry, k, params, _exponential_profile(n, k, p))
-
-
-_SH = "shahrampour2017 Sec. IV.A"
-
-
-@_register(
-    "shahrampour2017-setup1",
-    50,
-    2,
-    _SH + " setup 1",
-    "one group of suboptimal arms: 0.7 (k arms), 0.5 rest",
-)
-def _sh1(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    return _fixed(entry, k, params, _groups(n, [(k, 0.7)], 0.5))
-
-
-@_register(
-    "shahrampour2017-setup2",
-    50,
-    2,
-    _SH + " setup 2",
-    "two groups: 0.7 (k arms), 0.66 (next k), 0.5 rest",
-)
-def _sh2(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k, lambda k: 2 * k + 1)
-    return _fixed(entry, k, params, _groups(n, [(k, 0.7), (k, 0.66)], 0.5))
-
-
-@_register(
-    "shahrampour2017-setup3",
-    50,
-    2,
-    _SH + " setup 3",
-    "three groups: 0.7 (k arms), 0.66 (next k), 0.62 (next k), 0.5 rest",
-)
-def _sh3(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k, lambda k: 3 * k + 1)
-    return _fixed(entry, k, params, _groups(n, [(k, 0.7), (k, 0.66), (k, 0.62)], 0.5))
-
-
-@_register(
-    "shahrampour2017-setup4",
-    50,
-    2,
-    _SH + " setup 4",
-    "arithmetic progression mu_i = mu_1 - 0.6 (i-1)/(n-1) (Delta_i = mu_1 - mu_i, Sec. II.A); "
-    "mu_1 is not stated, 0.7 matches setups 1-3 and 6",
-    params={"mu_1": 0.7},
-)
-def _sh4(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    mu_1 = _real(params, "mu_1", 0.6, 1.0)
-    return _fixed(entry, k, params, mu_1 - 0.6 * (_ranks(n) - 1.0) / (n - 1))
-
-
-@_register(
-    "shahrampour2017-setup5",
-    50,
-    2,
-    _SH + " setup 5",
-    "means ~ Beta(a, b) i.i.d., drawn per episode",
-    params={"a": 5.0, "b": 5.0},
-    random=True,
-)
-def _sh5(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    return _beta_random(entry, n_arms, k, params)
-
-
-@_register(
-    "shahrampour2017-setup6",
-    50,
-    2,
-    _SH + " setup 6",
-    "one real competitive arm: 0.7 (k arms), 0.68 (one), 0.5 rest",
-)
-def _sh6(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k, lambda k: k + 2)
-    return _fixed(entry, k, params, _groups(n, [(k, 0.7), (1, 0.68)], 0.5))
-
-
-@_register(
-    "shahrampour2017-caption",
-    None,
-    2,
-    "shahrampour2017 Sec. IV.B",
-    "New Yorker caption contest 559: categorical rewards on {0, 0.5, 1} with each caption's "
-    "empirical rating frequencies; n_arms from the file",
-    params={"path": None},
-    dist="categorical",
-)
-def _sh_caption(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    path = _path(entry, params, "a rating-count CSV (n_unfunny,n_somewhat,n_funny)")
-    arms = _rating_arms(path, _CAPTION_SUPPORT, _CAPTION_COLUMNS)
-    _file_n(entry, n_arms, arms.n_arms, path)
-    return Instance(
-        entry.name,
-        k,
-        arms=arms,
-        params=params,
-        reference=entry.reference,
-        description=entry.description,
-    )
-
-
-@_register(
-    "jun2016-linear", 100, 10, "jun2016 Sec. 5.1", "Linear: mu_i = (n - i)/(n - 1), i = 1..n"
-)
-def _jun_linear(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    return _fixed(entry, k, params, (n - _ranks(n)) / (n - 1))
-
-
-@_register(
-    "jun2016-sparse",
-    100,
-    10,
-    "jun2016 Sec. 5.1",
-    "Sparse: n_top arms at high, the rest at low; the paper's 10 arms at 0.5 with k = 10, so n_top defaults to k",
-    params={"n_top": None, "high": 0.5, "low": 0.3},
-)
-def _jun_sparse(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    n_top = k if params["n_top"] is None else _as_int(params["n_top"], "n_top")
+    The text says "the gaps are uniformly 0.2", which holds only if the 0.5 arms are the
+    top k, so ``n_top`` defaults to k. Other ``n_top`` values tie the top-k boundary.
+    """
+    n_top = k if p["n_top"] is None else _as_int(p["n_top"], "n_top")
     if not 1 <= n_top < n:
         raise ValueError(f"param 'n_top' must satisfy 1 <= n_top < n_arms (= {n}), got {n_top}")
-    params["n_top"] = n_top
-    high, low = _levels(params)
-    return _fixed(entry, k, params, _groups(n, [(n_top, high)], low))
+    p["n_top"] = n_top
+    high, low = _levels(p)
+    return _groups(n, [(n_top, high)], low)
 
 
 _VIRUS_N, _VIRUS_SCALE = 12979, 0.25
 
 
-@_register(
-    "jun2016-virus",
-    _VIRUS_N,
-    100,
-    "jun2016 Sec. 5.2",
-    "Gaussian N(mu_i, variance 0.1); mu from a CSV column if path is given, else a fixed stand-in "
-    "(Hao et al. 2008 data unavailable): right-skewed Gumbel quantiles, few genes with large means",
-    params={"path": None, "column": "mean", "sigma": math.sqrt(0.1)},
-    dist="gaussian",
-)
-def _jun_virus(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    """jun2016 Sec. 5.2 virus replication screen.
+def _virus_stand_in(n: int, k: int, p: dict[str, Any]) -> np.ndarray:
+    """Deterministic stand-in for the jun2016 Sec. 5.2 gene means (Hao et al. 2008 data).
 
-    The paper simulates ``N(mu_i, 0.1)``; 0.1 is the averaged unbiased *variance*
-    estimate, so ``sigma = sqrt(0.1)``. The real per-gene means are not available here.
-    Without ``path`` the stand-in is deterministic (no RNG, identical every time):
-    ``mu_i = -0.25 * ln(-ln(u_i))`` with ``u_i = (n - i + 0.5)/n``, i.e. the quantiles of a
-    Gumbel(0, 0.25) distribution, best first. This reproduces the shape of Fig. 1(a)
-    (a bulk of genes near 0 and a long right tail of few large rewards) but not the
-    real values; results on it are not comparable with the paper's numbers.
+    ``mu_i = -0.25 ln(-ln u_i)``, ``u_i = (n - i + 0.5)/n``: the quantiles of a
+    Gumbel(0, 0.25) law, best first. No random numbers, so the instance is fixed. It
+    has the shape of the paper's Fig. 1(a), a bulk of genes near 0 and a long right tail
+    of few large rewards, but not its values.
     """
-    sigma = _real(params, "sigma", 0.0, lo_open=True)
-    if params["path"] is not None:
-        path = _path(entry, params, "")
-        column = str(params["column"])
-        means = _loaders.read_means_column(path, column)
-        _file_n(entry, n_arms, means.size, path)
-        if means.size < 2:
-            raise ValueError(f"{path}: needs at least 2 arms, got {means.size}")
-        _check_k(k, means.size)
-        return _fixed(entry, k, params, means, sigma)
-    n, k = _nk(entry, n_arms, k)
     u = (n - _ranks(n) + 0.5) / n
-    return _fixed(entry, k, params, -_VIRUS_SCALE * np.log(-np.log(u)), sigma)
+    return -_VIRUS_SCALE * np.log(-np.log(u))
 
 
-@_register(
-    "jun2016-twitter",
-    522_062,
-    100,
-    "jun2016 Sec. 5.3",
-    "stand-in power-law rates mu_i = mu_max * i^-alpha for the n most active users, calibrated to "
-    "n = 522,062 users, 707,776 tweets and 31*24*12 = 8928 five-minute slots",
-    params={"alpha": 0.2624, "mu_max": 0.003545},
-)
-def _jun_twitter(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    """jun2016 Sec. 5.3 Twitter users (data not public).
+def _build_virus(entry: CatalogEntry, n_arms: Any, k: int, p: dict[str, Any]) -> Instance:
+    """jun2016 Sec. 5.2: the stand-in, or the means in column ``p["column"]`` of ``p["path"]``.
 
-    The paper's means ``mu_i`` follow a power law in a log-log plot (Fig. 2(b)). The
-    stand-in is ``mu_i = mu_max * i^(-alpha)``, strictly decreasing, best first. The
-    defaults solve two constraints stated in Sec. 5.3 for n = 522,062: the least active
-    user tweeted once, so ``mu_n = 1/8928`` (8928 = 31 days * 24 hours * 12 slots), and
-    ``sum_i mu_i = 707,776/8928`` (every tweet in its own slot). Smaller ``n_arms`` keeps
-    the ``n_arms`` most active users of that population. Rewards are Bernoulli(mu_i);
-    the paper's daily reward averages 24 hourly Bernoullis with the same mean, so means,
-    top-k and gain agree but the per-pull variance is larger here.
+    The paper simulates ``N(mu_i, 0.1)`` where 0.1 is an averaged unbiased *variance*
+    estimate, so ``sigma = sqrt(0.1)``.
     """
-    n, k = _nk(entry, n_arms, k)
-    alpha = _real(params, "alpha", 0.0, lo_open=True)
-    mu_max = _real(params, "mu_max", 0.0, 1.0, lo_open=True)
-    return _fixed(entry, k, params, mu_max * _ranks(n) ** -alpha)
+    if p["path"] is None:
+        return _build_synthetic(entry, n_arms, k, p, means=_virus_stand_in)
+    sigma = _positive(p, "sigma")
+    path = _path(entry, p, "")
+    arms = Arms(_loaders.read_means_column(path, str(p["column"])), "gaussian", sigma)
+    return _file_instance(entry, n_arms, k, p, arms)
 
 
-_JI = "jiang2017 Sec. 5.1"
+def _twitter(n: int, k: int, p: dict[str, Any]) -> np.ndarray:
+    """Stand-in for the jun2016 Sec. 5.3 Twitter rates (data not public).
+
+    ``mu_i = mu_max * i^(-alpha)``: a power law in rank, as Fig. 2(b) shows on log-log
+    axes; strictly decreasing, best first. The defaults solve two constraints stated in
+    Sec. 5.3 for n = 522,062 users: the least active user tweeted once, so
+    ``mu_n = 1/8928`` (31 days * 24 hours * 12 five-minute slots), and
+    ``sum_i mu_i = 707,776/8928`` (each tweet in its own slot). A smaller ``n_arms`` keeps
+    the ``n_arms`` most active users. Rewards are Bernoulli(mu_i); the paper's daily
+    reward averages 24 hourly Bernoullis of mean mu_i, so means, top-k and gain agree and
+    only the per-pull variance differs.
+    """
+    alpha = _positive(p, "alpha")
+    mu_max = _real(p, "mu_max", 0.0, 1.0, lo_open=True)
+    return mu_max * _ranks(n) ** -alpha
 
 
-@_register(
-    "jiang2017-1-sparse",
-    100,
-    2,
-    _JI,
-    "1-sparse: 1/2 for the k best arms, 0 for the rest; Gaussian "
-    "variance 1/4; K in {2, N/2} in the paper, default N = 100 chosen here (the text gives no N)",
-    params={"sigma": 0.5},
-    dist="gaussian",
-)
-def _jiang_sparse(
-    entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]
-) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    sigma = _real(params, "sigma", 0.0, lo_open=True)
-    return _fixed(entry, k, params, _groups(n, [(k, 0.5)], 0.0), sigma)
+# --- catalog ------------------------------------------------------------------------------------
 
-
-@_register(
-    "jiang2017-exponential",
-    100,
-    2,
-    _JI,
-    "alpha-exponential: (N-K)/N + (K/N)((K-i)/K)^alpha for i <= K, "
-    "(N-K)/N (1 - ((i-K)/(N-K))^alpha) after; Gaussian variance 1/4; default N = 100 chosen here",
-    params={"alpha": 0.3, "sigma": 0.5},
-    dist="gaussian",
-)
-def _jiang_exp(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    alpha = _real(params, "alpha", 0.0, lo_open=True)
-    sigma = _real(params, "sigma", 0.0, lo_open=True)
-    return _fixed(entry, k, params, _exponential_profile(n, k, alpha), sigma)
-
-
-@_register(
-    "jiang2017-lil-exponential",
-    100,
-    1,
-    "jiang2017 Sec. 5.2",
-    "lil-exponential: mu_1 = 1, mu_i = 1 - ((i-1)/N)^alpha, alpha in {0.3, 0.6}; Gaussian variance 1/4; "
-    "default N = 100 chosen here",
-    params={"alpha": 0.3, "sigma": 0.5},
-    dist="gaussian",
-)
-def _jiang_lil(entry: CatalogEntry, n_arms: int | None, k: int, params: dict[str, Any]) -> Instance:
-    n, k = _nk(entry, n_arms, k)
-    alpha = _real(params, "alpha", 0.0, lo_open=True)
-    sigma = _real(params, "sigma", 0.0, lo_open=True)
-    return _fixed(entry, k, params, 1.0 - ((_ranks(n) - 1.0) / n) ** alpha, sigma)
+_SH = "shahrampour2017 Sec. IV.A setup "
+_add("uniform-random", 1000, 10, "zhou2014 Sec. 6.1",
+     "theta_i ~ Unif[0, 1] i.i.d., drawn per episode", draw=_draw_uniform)
+_add("beta-random", 1000, 10, "shahrampour2017 Sec. IV.A setup 5; zhou2014 App. E",
+     "theta_i ~ Beta(a, b) i.i.d., drawn per episode (zhou2014 App. E uses Beta(4, 1))",
+     params={"a": 5.0, "b": 5.0}, draw=_draw_beta, check=_check_beta)
+_add("zhou2014-two-level", 1000, 10, "zhou2014 Sec. 6.1",
+     "theta_i = high for the k best arms, low for the rest", params={"high": 0.6, "low": 0.5},
+     means=_two_level)
+_add("zhou2014-rte", None, 10, "zhou2014 Sec. 6.2",
+     "Bernoulli arms, mean = RTE worker accuracy (Snow et al. 2008) from a worker table; "
+     "n_arms from the file", params={"path": None},
+     build=lambda e, n, k, p: _file_instance(e, n, k, p, _worker_arms(
+         _path(e, p, "a worker-accuracy CSV (worker_id,n_answers,n_correct)"))))
+_add("chen2017-twogroup", 1000, 100, "chen2017 Sec. 3",
+     "TWOGROUP: high for the k best arms, low for the rest", params={"high": 0.7, "low": 0.3},
+     means=_two_level)
+_add("chen2017-uniform", 1000, 100, "chen2017 Sec. 3", "UNIFORM: theta_i = 1 - i/n, i = 1..n",
+     means=lambda n, k, p: 1.0 - _ranks(n) / n)
+_add("chen2017-synthetic", 1000, 100, "chen2017 Sec. 3 (formula restored in paper-notes)",
+     "SYNTHETIC-p: (1-K/n) + (K/n)((K-i)/K)^p for i <= K, (1-K/n)(1 - ((i-K)/(n-K))^p) after; "
+     "p = 1 is UNIFORM", params={"p": 0.5},
+     means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "p")))
+_add("shahrampour2017-setup1", 50, 2, _SH + "1", "one group of suboptimal arms: 0.7 (k), 0.5 rest",
+     means=lambda n, k, p: _groups(n, [(k, 0.7)], 0.5))
+_add("shahrampour2017-setup2", 50, 2, _SH + "2", "two groups: 0.7 (k), 0.66 (next k), 0.5 rest",
+     means=lambda n, k, p: _groups(n, [(k, 0.7), (k, 0.66)], 0.5), min_n=lambda k: 2 * k + 1)
+_add("shahrampour2017-setup3", 50, 2, _SH + "3",
+     "three groups: 0.7 (k), 0.66 (next k), 0.62 (next k), 0.5 rest",
+     means=lambda n, k, p: _groups(n, [(k, 0.7), (k, 0.66), (k, 0.62)], 0.5),
+     min_n=lambda k: 3 * k + 1)
+_add("shahrampour2017-setup4", 50, 2, _SH + "4",
+     "arithmetic: mu_i = mu_1 - 0.6 (i-1)/(n-1), as Delta_i = mu_1 - mu_i (Sec. II.A); "
+     "mu_1 is not stated, 0.7 as in setups 1-3 and 6", params={"mu_1": 0.7},
+     means=lambda n, k, p: _real(p, "mu_1", 0.6, 1.0) - 0.6 * (_ranks(n) - 1.0) / (n - 1))
+_add("shahrampour2017-setup5", 50, 2, _SH + "5", "means ~ Beta(a, b) i.i.d., drawn per episode",
+     params={"a": 5.0, "b": 5.0}, draw=_draw_beta, check=_check_beta)
+_add("shahrampour2017-setup6", 50, 2, _SH + "6",
+     "one real competitive arm: 0.7 (k), 0.68 (one arm), 0.5 rest",
+     means=lambda n, k, p: _groups(n, [(k, 0.7), (1, 0.68)], 0.5), min_n=lambda k: k + 2)
+_add("shahrampour2017-caption", None, 2, "shahrampour2017 Sec. IV.B",
+     "caption contest 559: categorical rewards on {0, 0.5, 1} with each caption's empirical "
+     "rating frequencies; n_arms from the file", params={"path": None}, dist="categorical",
+     build=lambda e, n, k, p: _file_instance(e, n, k, p, _rating_arms(
+         _path(e, p, "a rating-count CSV (n_unfunny,n_somewhat,n_funny)"),
+         _CAPTION_SUPPORT, _CAPTION_COLUMNS)))
+_add("jun2016-linear", 100, 10, "jun2016 Sec. 5.1", "Linear: mu_i = (n - i)/(n - 1), i = 1..n",
+     means=lambda n, k, p: (n - _ranks(n)) / (n - 1))
+_add("jun2016-sparse", 100, 10, "jun2016 Sec. 5.1",
+     "Sparse: n_top arms at high, the rest at low; n_top defaults to k (the paper: 10 of 100 "
+     "arms at 0.5 with k = 10)", params={"n_top": None, "high": 0.5, "low": 0.3},
+     means=_jun_sparse)
+_add("jun2016-virus", _VIRUS_N, 100, "jun2016 Sec. 5.2",
+     "Gaussian, variance 0.1 (sigma = sqrt(0.1)); means from a CSV column if path is given, else "
+     "a fixed stand-in (data unavailable): Gumbel(0, 0.25) quantiles, few large means",
+     params={"path": None, "column": "mean", "sigma": math.sqrt(0.1)}, dist="gaussian",
+     build=_build_virus)
+_add("jun2016-twitter", 522_062, 100, "jun2016 Sec. 5.3",
+     "stand-in power law mu_i = mu_max i^-alpha (data not public), calibrated to the paper's "
+     "522,062 users, 707,776 tweets and 8928 five-minute slots", means=_twitter,
+     params={"alpha": 0.2624, "mu_max": 0.003545})
+_add("jiang2017-1-sparse", 100, 2, "jiang2017 Sec. 5.1",
+     "1-sparse: 1/2 for the k best arms, 0 for the rest; Gaussian, variance 1/4; K in {2, N/2} "
+     "in the paper, N = 100 chosen (the text gives no N)", params={"sigma": 0.5},
+     dist="gaussian", means=lambda n, k, p: _groups(n, [(k, 0.5)], 0.0))
+_add("jiang2017-exponential", 100, 2, "jiang2017 Sec. 5.1",
+     "alpha-exponential: (N-K)/N + (K/N)((K-i)/K)^alpha for i <= K, "
+     "(N-K)/N (1 - ((i-K)/(N-K))^alpha) after; Gaussian, variance 1/4; N = 100 chosen",
+     params={"alpha": 0.3, "sigma": 0.5}, dist="gaussian",
+     means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "alpha")))
+_add("jiang2017-lil-exponential", 100, 1, "jiang2017 Sec. 5.2",
+     "lil-exponential: mu_1 = 1, mu_i = 1 - ((i-1)/N)^alpha, alpha in {0.3, 0.6}; Gaussian, "
+     "variance 1/4; N = 100 chosen", params={"alpha": 0.3, "sigma": 0.5}, dist="gaussian",
+     means=lambda n, k, p: 1.0 - ((_ranks(n) - 1.0) / n) ** _positive(p, "alpha"))
 
 
 # --- custom instances and loaders ---------------------------------------------------------------
-
-_CAPTION_SUPPORT = (0.0, 0.5, 1.0)
-_CAPTION_COLUMNS = ("n_unfunny", "n_somewhat", "n_funny")
-
 
 def from_means(
     means: Sequence[float] | np.ndarray,
@@ -975,7 +752,7 @@ def from_means(
     """
     if distribution == "categorical":
         raise ValueError("distribution 'categorical' needs probs and support: use from_categorical")
-    arms = Arms(means, distribution, sigma)
+    arms = Arms(_frozen(means, "means", 1), distribution, sigma)
     return Instance(
         name, k, arms=arms, reference="user-supplied means", description="means given by the caller"
     )
@@ -987,7 +764,7 @@ def from_categorical(
     k: int,
     name: str = "custom-categorical",
 ) -> Instance:
-    """A fixed instance of categorical arms: arm i gives ``support[j]`` with probability ``probs[i, j]``.
+    """A fixed instance of categorical arms: arm i pays ``support[j]`` w.p. ``probs[i, j]``.
 
     Args:
         probs: Shape ``(n_arms, m)``, non-negative rows summing to 1.
@@ -1017,12 +794,13 @@ def _worker_arms(path: str | os.PathLike[str]) -> Arms:
 
 
 def _rating_arms(
-    path: str | os.PathLike[str], support: Sequence[float], columns: Sequence[str]
+    path: str | os.PathLike[str], support: Sequence[float], columns: Sequence[str],
+    total_column: str | None = "n_total",
 ) -> Arms:
     s = _frozen(support, "support", 1)
     if s.size != len(columns):
         raise ValueError(f"support must have one value per column ({len(columns)}), got {len(s)}")
-    counts = _loaders.read_rating_table(path, tuple(columns))
+    counts = _loaders.read_rating_table(path, tuple(columns), total_column)
     if counts.shape[0] < 2:
         raise ValueError(f"{os.fspath(path)}: needs at least 2 rows (arms), got {counts.shape[0]}")
     probs = counts / counts.sum(axis=1, keepdims=True)
@@ -1054,11 +832,9 @@ def load_worker_table(path: str | os.PathLike[str], k: int, name: str | None = N
 
 
 def load_rating_table(
-    path: str | os.PathLike[str],
-    k: int,
-    name: str | None = None,
-    support: Sequence[float] = _CAPTION_SUPPORT,
-    columns: Sequence[str] = _CAPTION_COLUMNS,
+    path: str | os.PathLike[str], k: int, name: str | None = None,
+    support: Sequence[float] = _CAPTION_SUPPORT, columns: Sequence[str] = _CAPTION_COLUMNS,
+    total_column: str | None = "n_total",
 ) -> Instance:
     """Categorical arms from a rating-count CSV (shahrampour2017 Sec. IV.B).
 
@@ -1072,18 +848,12 @@ def load_rating_table(
         name: Instance name; defaults to the file stem.
         support: Reward of each rating level, strictly increasing.
         columns: Count column of each rating level, same order as ``support``.
+        total_column: Checked to equal the row sum of ``columns`` when the file has it;
+            ``None`` skips the check (needed when ``columns`` omits some levels).
     """
-    arms = _rating_arms(path, support, columns)
-    params = {
-        "path": os.fspath(path),
-        "support": tuple(float(x) for x in support),
-        "columns": tuple(columns),
-    }
-    return Instance(
-        name or Path(path).stem,
-        k,
-        arms=arms,
-        params=params,
-        reference="rating-count table",
-        description="categorical arms with each row's empirical rating frequencies",
-    )
+    arms = _rating_arms(path, support, columns, total_column)
+    params = {"path": os.fspath(path), "support": tuple(float(x) for x in support),
+              "columns": tuple(columns), "total_column": total_column}
+    return Instance(name or Path(path).stem, k, arms=arms, params=params,
+                    reference="rating-count table",
+                    description="categorical arms with each row's empirical rating frequencies")

@@ -147,21 +147,24 @@ def read_worker_table(path: StrPath) -> WorkerTable:
     )
 
 
-def read_rating_table(path: StrPath, columns: Sequence[str]) -> np.ndarray:
+def read_rating_table(
+    path: StrPath, columns: Sequence[str], total_column: str | None = "n_total"
+) -> np.ndarray:
     """Read a rating-count table: one row per arm, one count column per rating level.
-
-    If the file has an ``n_total`` column it must equal the row sum of ``columns``.
 
     Args:
         path: CSV file.
         columns: The count columns, in the order of the rating levels.
+        total_column: If the file has this column, each row's value must equal the sum of
+            ``columns`` (a consistency check). ``None`` skips it, e.g. to keep only some
+            of the rating levels.
 
     Returns:
         int64 counts, shape ``(n_rows, len(columns))``.
 
     Raises:
         ValueError: Missing column, bad count, a row whose counts sum to 0, or an
-            ``n_total`` that differs from the sum.
+            ``total_column`` value that differs from the sum.
         FileNotFoundError: If ``path`` does not exist.
     """
     cols = tuple(columns)
@@ -177,12 +180,13 @@ def read_rating_table(path: StrPath, columns: Sequence[str]) -> np.ndarray:
                 f"{name}, line {line}: the counts in {', '.join(cols)} sum to 0; "
                 "an arm needs at least one rating"
             )
-        if "n_total" in row and row["n_total"] not in (None, "") and "n_total" not in cols:
-            n_total = _count(path, line, row, "n_total")
+        if total_column is not None and total_column in row:
+            n_total = _count(path, line, row, total_column)
             if n_total != total:
                 raise ValueError(
-                    f"{name}, line {line}: n_total ({n_total}) must equal the sum of "
-                    f"{', '.join(cols)} ({total})"
+                    f"{name}, line {line}: {total_column} ({n_total}) must equal the sum of "
+                    f"{', '.join(cols)} ({total}); pass total_column=None to use only these "
+                    "levels"
                 )
         counts.append(values)
     return np.array(counts, dtype=np.int64)

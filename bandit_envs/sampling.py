@@ -44,14 +44,30 @@ class IndependentRewards(RewardSource):
         self._sigma = arms.sigma
         self._support = arms.support
         self._probs = arms.probs
+        self._means_list = self._means.tolist()
+        self._buf: list[float] = []
+        self._pos = 0
         if self._dist == "categorical":
             self._cdf = np.cumsum(arms.probs, axis=1)
             self._cdf[:, -1] = 1.0
 
+    _UNIFORM_PULLS_PER_ARM = 16
+    _BUFFER = 1024
+
     def sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
-        """Exact sums: binomial, normal or multinomial draws (see module docstring)."""
+        """Exact sums: binomial, normal or multinomial draws (see module docstring).
+
+        Bernoulli batches with few pulls per arm (at most 16 on average) compare one
+        uniform per pull with the mean instead: the same law, about 3x faster than a
+        binomial call per arm at that size.
+        """
         rng = self._rng
         if self._dist == "bernoulli":
+            total = int(reps.sum())
+            if total <= self._UNIFORM_PULLS_PER_ARM * arms.shape[0]:
+                hits = rng.random(total) < np.repeat(self._means[arms], reps)
+                starts = np.cumsum(reps) - reps
+                return np.add.reduceat(hits, starts, dtype=np.float64)
             return rng.binomial(reps, self._means[arms]).astype(np.float64)
         if self._dist == "gaussian":
             noise = rng.standard_normal(arms.shape[0])
@@ -59,13 +75,22 @@ class IndependentRewards(RewardSource):
         counts = rng.multinomial(reps, self._probs[arms])
         return counts @ self._support
 
+    def _uniform(self) -> float:
+        """Next uniform from a buffer refilled from the generator in blocks."""
+        pos = self._pos
+        if pos == len(self._buf):
+            self._buf = self._rng.random(self._BUFFER).tolist()
+            pos = 0
+        self._pos = pos + 1
+        return self._buf[pos]
+
     def one(self, arm: int) -> float:
         """A single reward: one uniform (Bernoulli, categorical) or one normal draw."""
         if self._dist == "bernoulli":
-            return 1.0 if self._rng.random() < self._means[arm] else 0.0
+            return 1.0 if self._uniform() < self._means_list[arm] else 0.0
         if self._dist == "gaussian":
             return float(self._means[arm] + self._sigma * self._rng.standard_normal())
-        u = self._rng.random()
+        u = self._uniform()
         return float(self._support[np.searchsorted(self._cdf[arm], u, side="right")])
 
 

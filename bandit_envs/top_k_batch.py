@@ -302,10 +302,22 @@ class TopKBatchEnv(TopKBaseEnv):
             raise RuntimeError("step_sparse() is for sampling steps; use answer_sparse() to answer")
         arms = np.asarray(arms, dtype=np.int64)
         reps = np.asarray(reps, dtype=np.int64)
-        if arms.size == 0:
+        p = self.problem
+        if arms.shape == (1,) and reps.shape == (1,):
+            arm, rep = int(arms[0]), int(reps[0])
+            if not 0 <= arm < p.n_arms:
+                raise ValueError(f"arms [{arm}] must lie in [0, {p.n_arms})")
+            if not 1 <= rep <= self._r:
+                raise ValueError(f"reps [{rep}] must lie in [1, repeat_limit={self._r}]")
+            if p.batch_size is not None and rep > p.batch_size:
+                raise ValueError(f"{rep} pulls exceed batch_size={p.batch_size}")
+            left = self.pulls_left
+            if left is not None and rep > left:
+                raise ValueError(f"{rep} pulls asked but the budget has {left} left")
+            reward, terminated, truncated, info = self._sample(arms, reps)
+        elif arms.size == 0:
             reward, terminated, truncated, info = self._stop()
         else:
-            p = self.problem
             n = p.n_arms
             if arms.shape != reps.shape or arms.ndim != 1:
                 raise ValueError(f"arms {arms.shape} and reps {reps.shape} must be 1-D of one length")
