@@ -126,16 +126,32 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
                 "step() called before reset() or after the episode ended; call reset() first"
             )
 
-    def _sample(self, arms: np.ndarray, reps: np.ndarray) -> tuple[float, bool, bool, dict[str, Any]]:
-        """Pull ``arms[j]`` ``reps[j]`` times (validated, distinct, reps >= 1): one batch."""
+    def _sample(
+        self, arms: np.ndarray, reps: np.ndarray, dense: np.ndarray | None = None
+    ) -> tuple[float, bool, bool, dict[str, Any]]:
+        """Pull ``arms[j]`` ``reps[j]`` times (validated, distinct, reps >= 1): one batch.
+
+        ``dense``, if given, is the same batch as a full pull-count vector; when many
+        arms are pulled, whole-array updates are cheaper than fancy indexing.
+        """
         if arms.shape[0] == 1 and reps[0] == 1:
             return self._sample_one(int(arms[0]))
         sums = self._rewards.sums(arms, reps)
-        counts = self._counts[arms] + reps
-        self._counts[arms] = counts
-        total = self._sums[arms] + sums
-        self._sums[arms] = total
-        self._emp[arms] = total / counts
+        if dense is not None and 8 * arms.shape[0] >= dense.shape[0]:
+            self._counts += dense
+            if arms.shape[0] == dense.shape[0]:
+                self._sums += sums
+            else:
+                full = np.zeros(dense.shape[0])
+                full[arms] = sums
+                self._sums += full
+            np.divide(self._sums, self._counts, out=self._emp, where=self._counts > 0)
+        else:
+            counts = self._counts[arms] + reps
+            self._counts[arms] = counts
+            total = self._sums[arms] + sums
+            self._sums[arms] = total
+            self._emp[arms] = total / counts
         self._pulls += int(reps.sum())
         self._batches += 1
         return self._after_batch()

@@ -51,13 +51,13 @@ class IndependentRewards(RewardSource):
             self._cdf = np.cumsum(arms.probs, axis=1)
             self._cdf[:, -1] = 1.0
 
-    _UNIFORM_PULLS_PER_ARM = 16
+    _UNIFORM_PULLS_PER_ARM = 6
     _BUFFER = 1024
 
     def sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
         """Exact sums: binomial, normal or multinomial draws (see module docstring).
 
-        Bernoulli batches with few pulls per arm (at most 16 on average) compare one
+        Bernoulli batches with few pulls per arm (at most 6 on average) compare one
         uniform per pull with the mean instead: the same law, about 3x faster than a
         binomial call per arm at that size.
         """
@@ -65,9 +65,13 @@ class IndependentRewards(RewardSource):
         if self._dist == "bernoulli":
             total = int(reps.sum())
             if total <= self._UNIFORM_PULLS_PER_ARM * arms.shape[0]:
+                if total == arms.shape[0]:  # one pull per arm
+                    return (rng.random(total) < self._means[arms]).astype(np.float64)
                 hits = rng.random(total) < np.repeat(self._means[arms], reps)
-                starts = np.cumsum(reps) - reps
-                return np.add.reduceat(hits, starts, dtype=np.float64)
+                running = np.cumsum(hits, dtype=np.int64)
+                out = running[np.cumsum(reps) - 1].astype(np.float64)
+                out[1:] -= out[:-1].copy()
+                return out
             return rng.binomial(reps, self._means[arms]).astype(np.float64)
         if self._dist == "gaussian":
             noise = rng.standard_normal(arms.shape[0])

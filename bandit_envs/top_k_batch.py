@@ -271,7 +271,7 @@ class TopKBatchEnv(TopKBaseEnv):
         if arms.size == 0:
             result = self._stop()
         else:
-            result = self._sample(arms, a[arms])
+            result = self._sample(arms, a[arms], a)
         self.action_space.sample_limit = self.pulls_left
         obs, reward, terminated, truncated, info = self._step_result(result)
         info["pulls_made"] = a.copy()
