@@ -42,6 +42,9 @@ __all__ = [
     "ScriptedAgent",
 ]
 
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY.flags.writeable = False
+
 FIXED_BUDGET = "fixed_budget"
 FIXED_CONFIDENCE = "fixed_confidence"
 
@@ -72,6 +75,13 @@ class Batch:
 
 
 Request = Pull | Batch
+
+
+def _as_index_array(values: Any) -> np.ndarray:
+    """``values`` as a 1-D int64 array (no copy when it already is one)."""
+    if isinstance(values, np.ndarray) and values.dtype == np.int64 and values.ndim == 1:
+        return values
+    return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
 @runtime_checkable
@@ -185,39 +195,55 @@ class ScriptedAgent(Agent):
         self._req_arms: np.ndarray | None = None
         self._req_left: np.ndarray | None = None
         self._one_batch = False
-        self._last: tuple[np.ndarray, np.ndarray] = (np.empty(0, np.int64), np.empty(0, np.int64))
+        self._served_all = False
+        self._last_pos = _EMPTY
+        self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
         self._gen = self._run()
 
     # --------------------------------------------------------- sparse protocol
     def next_pulls(self) -> tuple[np.ndarray, np.ndarray]:
         """The next batch as ``(arms, reps)``; empty arrays mean "stop sampling"."""
         if self.pulls_left() == 0 or self.batches_left() == 0:
-            return np.empty(0, np.int64), np.empty(0, np.int64)
+            return _EMPTY, _EMPTY
         while True:
             if self._req_arms is not None:
                 batch = self._schedule()
-                if batch[0].size:
+                if batch is not None:
                     self._last = batch
                     return batch
                 self._req_arms = None
             if self._finished or not self._advance():
-                self._last = (np.empty(0, np.int64), np.empty(0, np.int64))
+                self._last = (_EMPTY, _EMPTY)
                 return self._last
 
     def update(self, arms: np.ndarray, reps: np.ndarray, counts: np.ndarray, means: np.ndarray) -> None:
         """Record a batch: ``arms`` were pulled ``reps`` times; ``counts``/``means`` are the env's arrays."""
-        if arms.size == 0:
+        m = arms.shape[0]
+        if m == 0:
             return
-        self.counts[arms] = counts[arms]
-        self.means[arms] = means[arms]
-        self.total_pulls += int(reps.sum())
+        if m == 1:
+            i = int(arms[0])
+            self.counts[i] = counts[i]
+            self.means[i] = means[i]
+            self.total_pulls += int(reps[0])
+        else:
+            self.counts[arms] = counts[arms]
+            self.means[arms] = means[arms]
+            self.total_pulls += int(reps.sum())
         self.batches += 1
-        if self._req_arms is not None:
-            if self._one_batch:
+        if self._req_arms is None:
+            return
+        if self._one_batch or (self._served_all and arms is self._last[0]):
+            self._req_arms = None
+        elif arms is self._last[0]:
+            self._req_left[self._last_pos] -= reps
+        else:  # the env reported other pulls than scheduled (e.g. a projected action)
+            pos = {int(a): j for j, a in enumerate(self._req_arms.tolist())}
+            for a, c in zip(arms.tolist(), reps.tolist()):
+                if a in pos:
+                    self._req_left[pos[a]] -= c
+            if not (self._req_left > 0).any():
                 self._req_arms = None
-            else:
-                pos = np.searchsorted(self._req_arms, arms)
-                self._req_left[pos] -= reps
 
     def recommend(self) -> np.ndarray:
         """The answer: the algorithm's own if it finished, else :meth:`current_answer`."""
@@ -249,14 +275,14 @@ class ScriptedAgent(Agent):
         info: Mapping[str, Any],
     ) -> None:
         """Update from a dense step (the env's counts and means at the pulled arms)."""
+        arms, reps = self._last
         if "pulls_made" in info:
             made = np.asarray(info["pulls_made"])
-            arms = np.flatnonzero(made)
-            reps = made[arms]
-        else:
-            arms, reps = self._last
+            if not np.array_equal(made[arms], reps) or int(made.sum()) != int(reps.sum()):
+                arms = np.flatnonzero(made)
+                reps = made[arms]
         self.update(arms, reps, observation["counts"], observation["means"])
-        self._last = (np.empty(0, np.int64), np.empty(0, np.int64))
+        self._last = (_EMPTY, _EMPTY)
 
     # -------------------------------------------------------------- internals
     def _advance(self) -> bool:
@@ -268,40 +294,74 @@ class ScriptedAgent(Agent):
             if stop.value is not None:
                 self._answer = np.asarray(stop.value, dtype=np.int64)
             return False
-        arms = np.asarray(req.arms, dtype=np.int64)
+        arms = _as_index_array(req.arms)
         if isinstance(req, Batch):
-            order = np.argsort(arms)
-            self._req_arms = arms[order]
             self._req_left = None
             self._one_batch = True
         else:
-            reps = np.asarray(req.reps, dtype=np.int64)
-            keep = reps > 0
-            arms, reps = arms[keep], reps[keep]
-            order = np.argsort(arms)
-            self._req_arms = arms[order]
-            self._req_left = reps[order].copy()
+            reps = _as_index_array(req.reps)
+            if reps.shape != arms.shape:
+                raise RuntimeError(f"agent {self.name!r} requested arms {arms.shape} with reps {reps.shape}")
+            if arms.shape[0] == 1:
+                if reps[0] <= 0:
+                    arms, reps = _EMPTY, _EMPTY
+            elif (reps <= 0).any():
+                keep = reps > 0
+                arms, reps = arms[keep], reps[keep]
+            self._req_left = reps.copy()
             self._one_batch = False
-        if self._req_arms.size and np.unique(self._req_arms).size != self._req_arms.size:
-            raise RuntimeError(f"agent {self.name!r} requested repeated arms {self._req_arms.tolist()}")
+        m = arms.shape[0]
+        if m == 2 and arms[0] == arms[1] or m > 2 and np.unique(arms).shape[0] != m:
+            raise RuntimeError(f"agent {self.name!r} requested repeated arms {arms.tolist()}")
+        n = self.problem.n_arms
+        if m == 1 and not 0 <= int(arms[0]) < n or m > 1 and (arms.min() < 0 or arms.max() >= n):
+            raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {self.problem.n_arms})")
+        self._req_arms = arms
         return True
 
-    def _schedule(self) -> tuple[np.ndarray, np.ndarray]:
-        """The next batch of the current request (RoundRobin within b, r and the budget)."""
+    def _schedule(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The next batch of the current request (RoundRobin within b, r and the budget).
+
+        Returns ``None`` when the request is served (or nothing more fits).
+        """
         p = self.problem
         arms = self._req_arms
+        if arms.shape[0] == 0:
+            return None
         r = p.repeat_limit
+        room = p.batch_size
+        left = self.pulls_left()
+        if left is not None:
+            room = left if room is None else min(room, left)
         if self._one_batch:
             per_arm = r if r is not None else (p.batch_size if p.batch_size is not None else 1)
             caps = np.full(arms.shape[0], per_arm, dtype=np.int64)
         else:
-            caps = self._req_left if r is None else np.minimum(self._req_left, r)
-        total = int(caps.sum())
-        for limit in (p.batch_size, self.pulls_left()):
-            if limit is not None:
-                total = min(total, limit)
+            want = self._req_left
+            if arms.shape[0] == 1:
+                need = int(want[0])
+                if need <= 0:
+                    return None
+                if (r is None or need <= r) and (room is None or need <= room):
+                    self._served_all = True
+                    return arms, want
+            else:
+                top = int(want.max())
+                if top <= 0:
+                    return None
+                if (r is None or top <= r) and (room is None or int(want.sum()) <= room):
+                    self._served_all = True
+                    if (want <= 0).any():
+                        keep = want > 0
+                        return arms[keep], want[keep]
+                    return arms, want
+            caps = want if r is None else np.minimum(want, r)
+            caps = np.maximum(caps, 0)
+        total = int(caps.sum()) if room is None else min(int(caps.sum()), room)
         if total <= 0:
-            return np.empty(0, np.int64), np.empty(0, np.int64)
+            return None
         alloc = round_robin(self.counts[arms], caps, total, self.rng)
-        nz = alloc > 0
-        return arms[nz], alloc[nz]
+        pos = np.flatnonzero(alloc)
+        self._served_all = False
+        self._last_pos = pos
+        return arms[pos], alloc[pos]

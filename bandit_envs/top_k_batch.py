@@ -300,8 +300,10 @@ class TopKBatchEnv(TopKBaseEnv):
         self._check_can_step()
         if self._phase != SAMPLING:
             raise RuntimeError("step_sparse() is for sampling steps; use answer_sparse() to answer")
-        arms = np.asarray(arms, dtype=np.int64)
-        reps = np.asarray(reps, dtype=np.int64)
+        if type(arms) is not np.ndarray or arms.dtype != np.int64:
+            arms = np.asarray(arms, dtype=np.int64)
+        if type(reps) is not np.ndarray or reps.dtype != np.int64:
+            reps = np.asarray(reps, dtype=np.int64)
         p = self.problem
         if arms.shape == (1,) and reps.shape == (1,):
             arm, rep = int(arms[0]), int(reps[0])
