@@ -154,7 +154,9 @@ def episode_arms(
 ) -> Arms:
     """The arms of one episode: the instance's draw, in the problem's reward family."""
     arms = instance.arms(rng)
-    if arms.distribution == problem.distribution:
+    if arms.distribution == problem.distribution and (
+        arms.distribution != "gaussian" or arms.sigma == problem.sigma
+    ):
         return arms
     sigma = problem.sigma if problem.distribution == "gaussian" else None
     return Arms(means=arms.means, distribution=problem.distribution, sigma=sigma)

@@ -131,3 +131,16 @@ def test_sparse_path_makes_the_same_draws_as_dense_step() -> None:
     *_, info_d = dense.step(action)
     *_, info_s = sparse.answer_sparse(rec)
     assert info_d["aggregate_regret"] == info_s["aggregate_regret"]
+
+
+def test_sigma_argument_overrides_the_instances_sigma() -> None:
+    env = gym.make("TopK-Batch-v0", instance="jiang2017-1-sparse", n_arms=4, k=1, sigma=0.3,
+                   batch_size=None, budget=10**6, shuffle=False)
+    assert env.unwrapped.problem.sigma == 0.3
+    sums = []
+    for seed in range(300):
+        env.reset(seed=seed)
+        obs, *_ = env.step(np.array([0, 0, 0, 100]))
+        sums.append(obs["means"][3] * 100)
+    rel = np.var(sums, ddof=1) / (100 * 0.3**2)
+    assert abs(rel - 1) <= 6 * math.sqrt(2 / 299)
