@@ -14,13 +14,25 @@ the sub-Gaussian scale of one reward (``problem.sigma``: 1/2 for rewards in [0, 
 * :func:`lil_bound`: the lil' bound of Jiang, Li, Qiao (2017) Sec. 5 (after Jamieson et
   al. 2014), ``U(t, w) = (1 + sqrt(eps)) sqrt(2 sigma^2 (1 + eps) / t *
   log(log((1 + eps) t + 2) / w))``.
+* :func:`lil_c_eps`: the constant ``c_eps = (2 + eps)/eps * (1/log(1 + eps))^(1 + eps)`` of the
+  finite LIL (Jiang et al. 2017 Lemma 2.1; Jamieson et al. 2014 Lemma 3).
+* :func:`lil_faithful_delta`: the largest ``delta`` for which a lil' algorithm's proven
+  error bound is at most the target ``nu`` ("faithful" parameters, Jiang et al. 2017 Sec. 5).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["hoeffding", "jun_deviation", "lil_bound", "lucb_beta"]
+__all__ = [
+    "LIL_GUARANTEES",
+    "hoeffding",
+    "jun_deviation",
+    "lil_bound",
+    "lil_c_eps",
+    "lil_faithful_delta",
+    "lucb_beta",
+]
 
 
 def _counts(t: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
@@ -63,3 +75,48 @@ def lil_bound(
     inner = np.log(np.log((1.0 + eps) * safe + 2.0) / w)
     width = (1.0 + np.sqrt(eps)) * np.sqrt(2.0 * sigma**2 * (1.0 + eps) / safe * inner)
     return _finish(t, width)
+
+
+def lil_c_eps(eps: float) -> float:
+    """``c_eps = (2 + eps)/eps * (1/log(1 + eps))^(1 + eps)`` (Jiang et al. 2017, Lemma 2.1).
+
+    With probability at least ``1 - c_eps w^(1 + eps)`` the empirical mean of a
+    sigma-sub-Gaussian arm stays within ``U(t, w)`` (:func:`lil_bound`) of its mean for
+    every ``t >= 1`` (one side; ``eps`` in (0, 1), ``w < log(1 + eps)/e``).
+    """
+    if not 0.0 < eps < 1.0:
+        raise ValueError(
+            f"eps={eps} must lie in (0, 1) for the finite LIL (c_eps is infinite at 0)"
+        )
+    return (2.0 + eps) / eps * (1.0 / np.log1p(eps)) ** (1.0 + eps)
+
+
+LIL_GUARANTEES = ("theorem_3_1", "union", "lil_ucb")
+
+
+def lil_faithful_delta(nu: float, eps: float, guarantee: str, n_arms: int | None = None) -> float:
+    """The largest ``delta`` whose proven error bound is at most ``nu``.
+
+    ``guarantee`` names the bound (``c = c_eps``, :func:`lil_c_eps`):
+
+    * ``"theorem_3_1"``: ``c delta <= nu``, Jiang et al. (2017) Theorem 3.1 (lil'RandLUCB;
+      the same union bound covers LUCB++'s radii ``U(T, delta/(2(N-K)))`` and
+      ``U(T, delta/(2K))``).
+    * ``"union"``: ``c delta^(1 + eps) / N^eps <= nu``, Jiang et al. (2017) Theorem 4.1
+      (lil'CLUCB; also every algorithm that uses ``U(T, delta/N)`` for all ``N`` arms,
+      e.g. lil'LUCB), needs ``n_arms``.
+    * ``"lil_ucb"``: ``4 sqrt(c delta) + 4 c delta <= nu``, Jamieson et al. (2014),
+      lil'UCB's guarantee: ``delta = (sqrt(1 + nu) - 1)^2 / (4 c)``.
+    """
+    if not 0.0 < nu < 1.0:
+        raise ValueError(f"nu={nu} must lie in (0, 1)")
+    c = lil_c_eps(eps)
+    if guarantee == "theorem_3_1":
+        return float(nu / c)
+    if guarantee == "union":
+        if n_arms is None or n_arms < 1:
+            raise ValueError(f"guarantee 'union' needs n_arms >= 1, got {n_arms}")
+        return float((nu * n_arms**eps / c) ** (1.0 / (1.0 + eps)))
+    if guarantee == "lil_ucb":
+        return float((np.sqrt(1.0 + nu) - 1.0) ** 2 / (4.0 * c))
+    raise ValueError(f"guarantee={guarantee!r} must be one of {list(LIL_GUARANTEES)}")

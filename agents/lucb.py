@@ -1,0 +1,87 @@
+"""LUCB1 (Kalyanakrishnan, Tewari, Auer, Stone 2012)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from agents.lucb_common import CountTable, LUCBFamily
+
+__all__ = ["LUCB"]
+
+
+class LUCB(LUCBFamily):
+    """LUCB1: pull the weakest-looking top arm and the strongest-looking other arm.
+
+    Paper:
+        Shivaram Kalyanakrishnan, Ambuj Tewari, Peter Auer, Peter Stone. "PAC subset
+        selection in stochastic multi-armed bandits". ICML 2012, Sec. 3 (algorithm LUCB,
+        exploration rate of LUCB1). The "LUCB" baseline of Jiang, Li, Qiao (2017) Sec. 5.
+
+    Formula used: after one pull of every arm, at round ``t = 1, 2, ...``: ``High`` = the
+    ``k`` largest empirical means, ``Low`` = the rest;
+    ``beta(u, t) = sqrt(log(k1 n t^4 / delta) / (2u))`` with ``k1 = 5/4`` (LUCB1, for
+    rewards in [0, 1]); ``LCB_i = mean_i - beta(T_i, t)``, ``UCB_i = mean_i + beta(T_i, t)``;
+    ``h = argmin_{High} LCB``, ``l = argmax_{Low} UCB``; stop and return ``High`` when
+    ``UCB_l - LCB_h < epsilon``, else pull ``h`` and ``l`` (one round = two pulls).
+    Error probability at most ``delta`` (``(epsilon, k, delta)``-PAC; exact top-k for
+    ``epsilon = 0``).
+
+    Args:
+        delta: target error probability, in (0, 1). Default 0.01 (jiang2017 Sec. 5).
+        epsilon: PAC tolerance ``>= 0``; 0 (default) identifies the exact top-k, as
+            in jiang2017's comparison (stop rule then ``LCB_h > UCB_l``).
+        k1: the constant of ``beta``, ``>= 1``. Default 5/4 (the paper's LUCB1).
+        seed: seed of the tie-breaking generator.
+
+    Settings: fixed confidence and fixed budget (anytime: current ``High``); any
+    ``batch_size``/``repeat_limit`` (the pair is one request).
+
+    Departures from the paper, and why:
+
+    * ``beta`` is scaled by ``2 sigma`` for sigma-sub-Gaussian rewards
+      (:func:`agents.confidence.lucb_beta`); for [0, 1] rewards ``2 sigma = 1``.
+    * ``t`` counts LUCB rounds (two pulls each), starting at 1 after the initial pull of
+      every arm, as in the paper's loop.
+    * Ties are broken uniformly at random (paper-notes).
+    * Speed: ``beta`` grows with ``t`` for every arm, so the bound heaps of
+      :mod:`agents.lucb_common` are keyed at a reference round and queried with a
+      slack (exact), and re-keyed, O(n), when the slack admits too many candidates.
+    """
+
+    name = "lucb"
+    _time_varying = True
+    choice = "both"
+
+    def __init__(
+        self,
+        delta: float = 0.01,
+        epsilon: float = 0.0,
+        k1: float = 1.25,
+        *,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed=seed)
+        if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
+            raise ValueError(f"delta={delta!r} must lie in (0, 1)")
+        if not (isinstance(epsilon, (int, float)) and epsilon >= 0.0):
+            raise ValueError(f"epsilon={epsilon!r} must be >= 0 (PAC tolerance)")
+        if not (isinstance(k1, (int, float)) and k1 >= 1.0):
+            raise ValueError(f"k1={k1!r} must be >= 1")
+        self.delta = float(delta)
+        self.epsilon = float(epsilon)
+        self.k1 = float(k1)
+
+    def _setup(self) -> None:
+        sigma = self.problem.sigma
+        # beta(u, t) = scale(t) * coef(u), coef(u) = 2 sigma / sqrt(2u)
+        self._a = self._b = CountTable(lambda u: sigma * np.sqrt(2.0 / u))
+        self._log_base = math.log(self.k1 * self.problem.n_arms / self.delta)
+
+    def _scale(self) -> float:
+        t = max(self._rounds, 1)
+        return math.sqrt(self._log_base + 4.0 * math.log(t))
+
+    def _stop(self, lcb_h: float, ucb_l: float) -> bool:
+        return ucb_l - lcb_h < self.epsilon

@@ -1,0 +1,150 @@
+"""The topk-bench command line: --help everywhere, list, check, run, summary, plot."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from topk_bench.cli import main
+from topk_bench.store import read_results
+from topk_bench.summary import summarize, t_quantile, wilson
+
+CONFIG = """
+name = "cli-test"
+metrics = ["aggregate_regret", "misidentified"]
+runs = 5
+x = "k"
+env = { n_arms = 10, budget = 200, instance = "zhou2014-two-level" }
+[[agents]]
+name = "uniform"
+[[sweeps]]
+panel = "two-level"
+vary = { k = [2, 3] }
+x = "k"
+[[sweeps]]
+panel = "setups"
+zip = { instance = ["shahrampour2017-setup1", "shahrampour2017-setup6"], _s = ["one", "six"] }
+env = { k = 2 }
+x = "_s"
+"""
+
+
+@pytest.mark.parametrize("argv", [[], ["list"], ["check"], ["run"], ["summary"], ["plot"]])
+def test_help_everywhere(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: topk-bench" in out
+    if argv == ["run"]:
+        for option in (
+            "--runs",
+            "--jobs",
+            "--backend",
+            "--address",
+            "--out",
+            "--seed",
+            "--data",
+            "--reduced",
+        ):
+            assert option in out
+
+
+def test_console_script_help():
+    exe = shutil.which("topk-bench")
+    if exe is None:
+        pytest.skip("topk-bench is not on PATH")
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "run" in out.stdout
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "uniform" in out and "jun2016-linear" in out and "zhou2014-fig1" in out and "quick" in out
+    )
+
+
+def test_bad_config_exit_code_names_key(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(CONFIG.replace("runs = 5", "runs = 5\nrunz = 3"))
+    assert main(["check", str(bad)]) == 2
+    assert "runz" in capsys.readouterr().err
+    assert main(["run", str(bad), "--out", str(tmp_path / "never")]) == 2
+    assert not (tmp_path / "never").exists()  # nothing started
+
+
+@pytest.fixture(scope="module")
+def result_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    (root / "c.toml").write_text(CONFIG)
+    out = root / "out"
+    assert (
+        main(["run", str(root / "c.toml"), "--out", str(out), "--jobs", "1", "--no-progress"]) == 0
+    )
+    return out
+
+
+def test_run_writes_table_and_figures(result_dir):
+    assert (result_dir / "summary.csv").exists()
+    for metric in ("aggregate_regret", "misidentified"):
+        png = result_dir / "figures" / f"{metric}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_writes_png(result_dir, capsys):
+    for png in (result_dir / "figures").glob("*.png"):
+        png.unlink()
+    assert main(["plot", str(result_dir), "--metrics", "pulls"]) == 0
+    png = result_dir / "figures" / "pulls.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert str(png) in capsys.readouterr().out
+
+
+def test_summary_prints_means_with_95_ci(result_dir, capsys):
+    assert main(["summary", str(result_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "aggregate_regret: mean [95% CI]" in out and "misidentified: mean [95% CI]" in out
+    df = read_results(result_dir)
+    group = df[(df["panel"] == "two-level") & (df["x"] == "2")]["aggregate_regret"].to_numpy()
+    mean, half = (
+        group.mean(),
+        t_quantile(len(group) - 1) * group.std(ddof=1) / math.sqrt(len(group)),
+    )
+    assert f"{mean:.4g} [{mean - half:.4g}, {mean + half:.4g}]" in out
+    assert "one" in out and "six" in out  # label x values
+
+
+def test_summary_intervals():
+    assert t_quantile(4) == pytest.approx(2.776, abs=1e-3)
+    assert t_quantile(40) == pytest.approx(2.0211, abs=1e-3)
+    assert t_quantile(120) == pytest.approx(1.9799, abs=1e-3)
+    assert t_quantile(10**6) == pytest.approx(1.95996, abs=1e-4)
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-3)
+    lo, hi = wilson(5, 10)
+    assert (lo, hi) == (pytest.approx(0.2366, abs=1e-3), pytest.approx(0.7634, abs=1e-3))
+    import pandas as pd
+
+    df = pd.DataFrame(
+        {
+            "point": ["p"] * 4,
+            "agent": ["a"] * 4,
+            "panel": [""] * 4,
+            "x": ["1"] * 4,
+            "x_value": [1.0] * 4,
+            "pulls": [1, 2, 3, 4],
+            "misidentified": [0.0, 1, 1, 1],
+        }
+    )
+    s = summarize(df, ["pulls", "misidentified"]).set_index("metric")
+    assert s.loc["pulls", "mean"] == 2.5 and s.loc["pulls", "n"] == 4
+    assert s.loc["pulls", "ci_high"] - 2.5 == pytest.approx(
+        3.182 * np.std([1, 2, 3, 4], ddof=1) / 2, abs=1e-3
+    )
+    assert (s.loc["misidentified", "ci_low"], s.loc["misidentified", "ci_high"]) == wilson(3, 4)

@@ -1,0 +1,39 @@
+"""Benchmark runner for top-k arm identification: the papers' experiments as data.
+
+``topk-bench`` (:mod:`topk_bench.cli`) runs an experiment config (shipped in
+``topk_bench/experiments/`` or your own TOML/YAML) on a process pool or Ray, stores one
+Parquet row per episode (resumable), and summarises/plots the metrics with 95%
+confidence intervals. Modules:
+
+* :mod:`topk_bench.schema`, :mod:`topk_bench.config`: config schema, loading, checking;
+* :mod:`topk_bench.expressions`: ``"=20*n"``-style values;
+* :mod:`topk_bench.seeds`: episode and agent seeds;
+* :mod:`topk_bench.episodes`: the worker side (chunks of episodes -> rows);
+* :mod:`topk_bench.backends`: serial, process pool, Ray;
+* :mod:`topk_bench.store`: Parquet parts, manifest, lock;
+* :mod:`topk_bench.run`: planning, chunking, progress, resume;
+* :mod:`topk_bench.summary`, :mod:`topk_bench.plot`: tables and figures.
+
+Python use::
+
+    from topk_bench import load, run_experiment
+    exp = load("quick", reduced=True)
+    report = run_experiment(exp, "results/quick", jobs=2)
+"""
+
+from __future__ import annotations
+
+from topk_bench.config import Experiment, load, shipped
+from topk_bench.run import RunReport, run_experiment
+from topk_bench.schema import ConfigError
+from topk_bench.store import read_results
+
+__all__ = [
+    "ConfigError",
+    "Experiment",
+    "RunReport",
+    "load",
+    "read_results",
+    "run_experiment",
+    "shipped",
+]

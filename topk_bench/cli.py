@@ -1,0 +1,308 @@
+"""``topk-bench``: list, check, run, plot and summarise benchmark experiments.
+
+Examples::
+
+    topk-bench list
+    topk-bench run quick                      # about a minute on 2 cores
+    topk-bench run zhou2014-fig1 --reduced --jobs 2
+    topk-bench run zhou2014-rte --data rte_workers.csv --runs 20
+    topk-bench run my_config.toml --backend ray --address auto
+    topk-bench summary results/quick
+    topk-bench plot results/quick
+
+Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
+130 interrupted (finished episodes are saved; rerun the same command to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _warn(msg: str) -> None:
+    print(f"warning: {msg}", file=sys.stderr)
+
+
+def _default_out(name: str, reduced: bool) -> Path:
+    return Path("results") / (f"{name}-reduced" if reduced else name)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    import agents
+    from bandit_envs import instances
+    from topk_bench.config import read_config, shipped
+
+    show_all = not (args.agents or args.instances or args.experiments)
+    if show_all or args.agents:
+        print("Agents (available now):")
+        for name in agents.available():
+            cls = agents.agent_class(name)
+            settings = ", ".join(sorted(getattr(cls, "settings", ())))
+            print(f"  {name:<16} {cls.__module__}.{cls.__name__}  [{settings}]")
+        print("  ppo:PATH / a2c:PATH / dqn:PATH  a saved stable-baselines3 model")
+        print()
+    if show_all or args.instances:
+        print("Instances:")
+        for name, entry in instances.catalog().items():
+            n = entry.n_arms if entry.n_arms is not None else "file"
+            print(f"  {name:<28} n={n!s:<7} k={entry.k:<4} {entry.reference}")
+        print()
+    if show_all or args.experiments:
+        print("Shipped experiments (topk-bench run NAME [--reduced]):")
+        for name, path in shipped().items():
+            cfg, _ = read_config(path)
+            data = cfg.get("data")
+            needs = "  [--data PATH required]" if data and data.get("required") else ""
+            print(f"  {name:<26} runs={cfg.get('runs')!s:<5} {cfg.get('reference', '')}{needs}")
+    return 0
+
+
+def _load(args: argparse.Namespace):
+    from topk_bench.config import load
+
+    return load(args.experiment, reduced=args.reduced, data=args.data, runs=args.runs, warn=_warn)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    exp = _load(args)
+    pairs = exp.pairs()
+    print(
+        f"{exp.name}: {len(exp.points)} points, {len(exp.agents)} agents, "
+        f"{len(pairs)} (point, agent) pairs, "
+        f"{exp.runs} runs -> {len(pairs) * exp.runs} episodes"
+    )
+    for p in exp.points:
+        kw = ", ".join(f"{k}={v}" for k, v in p.env_kwargs.items())
+        print(
+            f"  {p.label}  [{p.setting}] agents: {', '.join(p.agents) or '(none)'}\n"
+            f"      {p.env_id}({kw})"
+        )
+    return 0
+
+
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (e.g. from a batch scheduler) stops the run like Ctrl-C: finished rows are kept."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from topk_bench.run import run_experiment
+
+    exp = _load(args)
+    out = Path(args.out) if args.out else _default_out(exp.name, exp.reduced)
+    n = len(exp.pairs()) * exp.runs
+    backend = args.backend
+    print(
+        f"{exp.name}{' (reduced)' if exp.reduced else ''}: {len(exp.points)} points x "
+        f"{len(exp.agents)} agents x {exp.runs} runs = {n} episodes -> {out}",
+        file=sys.stderr,
+    )
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        report = run_experiment(
+            exp,
+            out,
+            jobs=args.jobs,
+            backend=backend,
+            address=args.address,
+            base_seed=args.seed,
+            chunk_size=args.chunk_size,
+            progress=not args.no_progress,
+            flush_interval=args.flush_interval,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: finished episodes are saved in {out}; run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(
+        f"ran {report.ran} episodes ({report.already_done} were already done) in "
+        f"{report.wall_time:.1f} s ({report.episodes_per_second:.1f} episodes/s)",
+        file=sys.stderr,
+    )
+    if not args.no_report:
+        from topk_bench.plot import plot_dir
+        from topk_bench.summary import summarize_dir
+
+        print(summarize_dir(out))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            paths = plot_dir(out)
+        print(
+            f"\nwrote {out / 'summary.csv'} and {', '.join(str(p) for p in paths)}", file=sys.stderr
+        )
+    return 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from topk_bench.summary import summarize_dir
+
+    print(summarize_dir(args.dir, metrics=args.metrics))
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from topk_bench.plot import plot_dir
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in plot_dir(args.dir, metrics=args.metrics):
+            print(path)
+    return 0
+
+
+def _experiment_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "experiment",
+        metavar="EXPERIMENT",
+        help="a shipped experiment name (see 'topk-bench list') or a TOML/YAML config file",
+    )
+    p.add_argument(
+        "--reduced",
+        action="store_true",
+        help="smoke-test mode: the config's fewer runs and smaller instances/budgets",
+    )
+    p.add_argument(
+        "--data",
+        metavar="PATH",
+        help="data table for real-data experiments (formats of the instance loaders)",
+    )
+    p.add_argument(
+        "--runs", type=int, metavar="N", help="episodes per (point, agent); default: the config's"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="topk-bench",
+        description="Benchmark top-k arm identification agents on the papers' experiments.",
+        epilog="Run 'topk-bench COMMAND --help' for the options of a command.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "list",
+        help="list agents, instances and shipped experiments",
+        description="List the available agents, the instance catalog and the shipped experiments.",
+    )
+    p.add_argument("--agents", action="store_true", help="only agents")
+    p.add_argument("--instances", action="store_true", help="only instances")
+    p.add_argument("--experiments", action="store_true", help="only experiments")
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser(
+        "check",
+        help="validate an experiment config and show its points",
+        description="Load and validate a config (nothing runs); print its points and agents.",
+    )
+    _experiment_args(p)
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser(
+        "run",
+        help="run an experiment (resumable)",
+        description="Run every episode of an experiment that the output directory lacks, "
+        "then print the summary table and write the figures. Rerunning the same command resumes; "
+        "results do not depend on --jobs or --backend.",
+    )
+    _experiment_args(p)
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="J",
+        help="worker processes (Ray: tasks in flight); default: all cores; 1 runs in-process",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("process", "ray"),
+        default="process",
+        help="'process' (default: a process pool on this machine) or 'ray'",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster address (e.g. 'auto'); default: start a local Ray instance",
+    )
+    p.add_argument(
+        "--out", "-o", metavar="DIR", help="results directory; default results/EXPERIMENT[-reduced]"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="base seed mixed into every episode seed (default 0)",
+    )
+    p.add_argument(
+        "--chunk-size", type=int, metavar="C", help="episodes per task (default: automatic)"
+    )
+    p.add_argument(
+        "--flush-interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="write finished rows at least this often (default 1; 0: after every chunk)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-report", action="store_true", help="do not print the summary or write figures"
+    )
+    p.set_defaults(func=_cmd_run)
+
+    for name, func, text in (
+        (
+            "summary",
+            _cmd_summary,
+            "print each metric's mean with a 95%% confidence interval per agent and point "
+            "(also written to DIR/summary.csv)",
+        ),
+        ("plot", _cmd_plot, "write one PNG per metric to DIR/figures/"),
+    ):
+        p = sub.add_parser(
+            name, help=text.split(" (")[0], description=text[0].upper() + text[1:] + "."
+        )
+        p.add_argument("dir", metavar="DIR", help="a results directory written by 'topk-bench run'")
+        p.add_argument(
+            "--metrics", nargs="+", metavar="M", help="metrics to show; default: the experiment's"
+        )
+        p.set_defaults(func=func)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``topk-bench`` console script."""
+    from topk_bench.backends import BackendError
+    from topk_bench.schema import ConfigError
+    from topk_bench.store import StoreError
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as err:
+        print(f"topk-bench: config error: {err}", file=sys.stderr)
+        return 2
+    except (StoreError, BackendError) as err:
+        print(f"topk-bench: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except RuntimeError as err:  # an episode failed: the message names it and its seeds
+        print(f"topk-bench: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The worker side: play a chunk of episodes and turn each into a result row.
+
+A :class:`Chunk` is a batch of episodes of one agent at one point (one environment and
+one agent object serve all of them), so that the scheduling cost of a task is paid
+once per chunk, not once per episode. :func:`run_chunk` is what the process and Ray
+backends execute; it needs only numpy, gymnasium and the project (no pyarrow).
+
+Seeding (see :mod:`topk_bench.seeds`): before each episode the environment's generator
+is set to exactly what ``env.reset(seed=env_seed)`` would create and the agent's
+``seed`` attribute to its own seed; :func:`agents.run_episode` is then called with
+``seed=None`` so that it keeps both.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils import seeding
+
+import agents
+import bandit_envs  # noqa: F401  (registers the environment ids)
+
+__all__ = ["BINARY_METRICS", "Chunk", "METRICS", "ROW_COLUMNS", "run_chunk"]
+
+#: Metric name -> meaning. Every row holds all of them.
+METRICS: dict[str, str] = {
+    "aggregate_regret": "aggregate regret of the answer (zhou2014 eq. 1)",
+    "misidentified": "1 if the answer is not a top-k set (shahrampour2017)",
+    "precision": "|answer & top-k| / k (zhou2014 Sec. 6.2)",
+    "fnr": "false negative rate 1 - precision (jun2016 Sec. 5.2)",
+    "failure": "1 if aggregate regret > epsilon (chen2017 'failure probability'; needs epsilon)",
+    "pulls": "pulls used",
+    "batches": "batches (steps) used",
+    "reward": "episode return",
+    "max_pulls_per_arm": "most pulls of one arm (zhou2014 Fig. 2(e-f))",
+    "truncated": "1 if the episode was truncated (fixed confidence, max_batches reached)",
+}
+#: Metrics that are 0/1 per episode (their confidence interval is Wilson's).
+BINARY_METRICS = frozenset({"misidentified", "failure", "truncated"})
+
+#: Columns of a result row, in order.
+ROW_COLUMNS: tuple[str, ...] = (
+    "experiment",
+    "point",
+    "panel",
+    "x",
+    "x_value",
+    "agent",
+    "agent_name",
+    "params",
+    "run",
+    "seed",
+    "agent_seed",
+    "aggregate_regret",
+    "misidentified",
+    "precision",
+    "fnr",
+    "failure",
+    "max_pulls_per_arm",
+    "reward",
+    "pulls",
+    "batches",
+    "terminated",
+    "truncated",
+    "wall_time",
+    "recommendation",
+)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Episodes of one agent at one point (all fields are plain, picklable data)."""
+
+    experiment: str
+    point: str
+    panel: str
+    x: str
+    x_value: float
+    env_id: str
+    env_kwargs: Mapping[str, Any]
+    agent: str
+    agent_name: str
+    agent_params: Mapping[str, Any]
+    runs: tuple[int, ...]
+    env_seeds: tuple[int, ...]
+    agent_seeds: tuple[int, ...]
+    max_steps: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+
+def make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gym.Env:
+    """The point's environment (env checker off: the envs are tested on their own)."""
+    return gym.make(env_id, disable_env_checker=True, **dict(env_kwargs))
+
+
+_SB3_PREFIXES = ("ppo", "a2c", "dqn")
+_POLICY_CACHE: dict[str, Any] = {}
+
+
+def make_agent(name: str, params: Mapping[str, Any]) -> Any:
+    """``agents.make(name, **params)``, with two extras for saved policies (``ppo:PATH``).
+
+    A policy with its metadata sidecar (``PATH`` with ``.json``, written by
+    ``agents.training``) is loaded with ``agents.training.load_policy``, so that it sees
+    its training observation transform. A loaded policy is kept for the next chunks of
+    this process (loading a model costs far more than an episode), and torch is limited
+    to one thread per process (the workers already use every core).
+    """
+    prefix, sep, path = name.partition(":")
+    if not (sep and prefix in _SB3_PREFIXES):
+        return agents.make(name, **dict(params))
+    key = json.dumps([name, dict(params)], sort_keys=True, default=str)
+    if key not in _POLICY_CACHE:
+        try:
+            import torch
+
+            torch.set_num_threads(1)
+        except ImportError:  # pragma: no cover - stable-baselines3 needs torch
+            pass
+        agent = None
+        if Path(path).with_suffix(".json").exists():
+            try:
+                from agents.training import load_policy
+            except ImportError:  # training module absent: plain loading below
+                pass
+            else:
+                agent = load_policy(path, prefix, **dict(params))
+        _POLICY_CACHE[key] = agent if agent is not None else agents.make(name, **dict(params))
+    return _POLICY_CACHE[key]
+
+
+def _row(
+    chunk: Chunk, i: int, result: agents.EpisodeResult, counts: Any, epsilon: Any
+) -> dict[str, Any]:
+    regret = float(result.aggregate_regret)
+    failure = math.nan if epsilon is None else float(regret > float(epsilon))
+    max_pulls = float(np.max(counts)) if counts is not None and np.size(counts) else math.nan
+    return {
+        "experiment": chunk.experiment,
+        "point": chunk.point,
+        "panel": chunk.panel,
+        "x": chunk.x,
+        "x_value": float(chunk.x_value),
+        "agent": chunk.agent,
+        "agent_name": chunk.agent_name,
+        "params": json.dumps(dict(chunk.agent_params), sort_keys=True),
+        "run": int(chunk.runs[i]),
+        "seed": int(chunk.env_seeds[i]),
+        "agent_seed": int(chunk.agent_seeds[i]),
+        "aggregate_regret": regret,
+        "misidentified": float(result.misidentified),
+        "precision": float(result.precision),
+        "fnr": 1.0 - float(result.precision),
+        "failure": failure,
+        "max_pulls_per_arm": max_pulls,
+        "reward": float(result.reward),
+        "pulls": int(result.pulls),
+        "batches": int(result.batches),
+        "terminated": bool(result.terminated),
+        "truncated": bool(result.truncated),
+        "wall_time": float(result.wall_time),
+        "recommendation": " ".join(map(str, np.asarray(result.recommendation).tolist())),
+    }
+
+
+def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
+    """Play every episode of ``chunk``; return one row per episode, in run order.
+
+    An exception names the episode (point, agent, run, seeds) so it can be replayed.
+    """
+    env = make_env(chunk.env_id, chunk.env_kwargs)
+    try:
+        agent = make_agent(chunk.agent_name, chunk.agent_params)
+        base = env.unwrapped
+        epsilon = getattr(getattr(base, "problem", None), "epsilon", None)
+        rows = []
+        for i in range(len(chunk.runs)):
+            base.np_random = seeding.np_random(int(chunk.env_seeds[i]))[0]
+            agent.seed = int(chunk.agent_seeds[i])
+            try:
+                result = agents.run_episode(env, agent, seed=None, max_steps=chunk.max_steps)
+            except Exception as err:
+                raise RuntimeError(
+                    f"episode failed: experiment={chunk.experiment!r} point={chunk.point!r} "
+                    f"agent={chunk.agent!r} run={chunk.runs[i]} env_seed={chunk.env_seeds[i]} "
+                    f"agent_seed={chunk.agent_seeds[i]}: {type(err).__name__}: {err}"
+                ) from err
+            rows.append(_row(chunk, i, result, getattr(agent, "counts", None), epsilon))
+        return rows
+    finally:
+        env.close()

@@ -1,0 +1,154 @@
+"""Figures of a results directory: one PNG per metric, one subplot per panel.
+
+Numeric x values give lines with a shaded 95% confidence band per agent; labels
+(e.g. Shahrampour's setups) give grouped bars with 95% error bars. The intervals are
+those of :mod:`topk_bench.summary`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["plot_dir", "plot_summary"]
+
+
+def _plt() -> Any:
+    try:
+        import matplotlib
+    except ModuleNotFoundError as err:  # pragma: no cover - depends on the install
+        raise RuntimeError("plots need matplotlib: pip install 'topk-bandit-envs[bench]'") from err
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_summary(
+    summary: Any,
+    out_dir: str | os.PathLike[str],
+    *,
+    title: str = "",
+    x_label: str = "x",
+    kind: str = "auto",
+    logx: bool = False,
+    logy: Sequence[str] = (),
+) -> list[Path]:
+    """Draw every metric of ``summary`` (:func:`topk_bench.summary.summarize`); return the PNGs."""
+    import numpy as np
+
+    plt = _plt()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for metric, mdf in summary.groupby("metric", sort=False):
+        panels = list(dict.fromkeys(mdf["panel"]))
+        agents = list(dict.fromkeys(mdf["agent"]))
+        cols = min(3, len(panels))
+        rows = math.ceil(len(panels) / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for ax, panel in zip(axes.flat, panels, strict=False):
+            pdf = mdf[mdf["panel"] == panel]
+            numeric = bool(pdf["x_value"].notna().all())
+            as_bars = kind == "bar" or (kind == "auto" and not numeric)
+            if as_bars:
+                xs = list(dict.fromkeys(pdf["x"]))
+                width = 0.8 / max(1, len(agents))
+                for j, agent in enumerate(agents):
+                    adf = pdf[pdf["agent"] == agent].set_index("x").reindex(xs)
+                    pos = np.arange(len(xs)) + (j - (len(agents) - 1) / 2) * width
+                    mean = adf["mean"].to_numpy(dtype=float)
+                    err = np.vstack(
+                        [
+                            mean - adf["ci_low"].to_numpy(dtype=float),
+                            adf["ci_high"].to_numpy(dtype=float) - mean,
+                        ]
+                    )
+                    ax.bar(
+                        pos,
+                        mean,
+                        width,
+                        yerr=np.nan_to_num(err),
+                        label=agent,
+                        color=colors[j % len(colors)],
+                        capsize=2,
+                    )
+                ax.set_xticks(np.arange(len(xs)))
+                ax.set_xticklabels(xs, rotation=30 if max(map(len, xs)) > 6 else 0, ha="right")
+            else:
+                for j, agent in enumerate(agents):
+                    adf = pdf[pdf["agent"] == agent].sort_values("x_value")
+                    if adf.empty:
+                        continue
+                    color = colors[j % len(colors)]
+                    ax.plot(adf["x_value"], adf["mean"], marker="o", ms=3, label=agent, color=color)
+                    ax.fill_between(
+                        adf["x_value"].to_numpy(float),
+                        adf["ci_low"].to_numpy(float),
+                        adf["ci_high"].to_numpy(float),
+                        alpha=0.2,
+                        color=color,
+                        lw=0,
+                    )
+                if logx:
+                    ax.set_xscale("log")
+            if metric in logy:
+                ax.set_yscale("log")
+            ax.set_title(panel or metric, fontsize=9)
+            ax.set_xlabel(x_label)
+            ax.set_ylabel(metric)
+            ax.grid(alpha=0.3)
+        for ax in list(axes.flat)[len(panels) :]:
+            ax.set_visible(False)
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        if handles:
+            fig.legend(
+                handles,
+                labels,
+                loc="upper center",
+                ncol=min(len(labels), 5),
+                fontsize=8,
+                bbox_to_anchor=(0.5, 1.0),
+            )
+        if title:
+            fig.suptitle(
+                f"{title}: {metric} (mean, 95% CI)",
+                y=1.0 + 0.04 * math.ceil(len(agents) / 5),
+                fontsize=10,
+            )
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.06 * math.ceil(len(agents) / 5) / rows))
+        path = out / f"{metric}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def plot_dir(root: str | os.PathLike[str], metrics: Sequence[str] | None = None) -> list[Path]:
+    """Plot a results directory into ``DIR/figures/<metric>.png``."""
+    from topk_bench.store import ResultStore, read_results
+    from topk_bench.summary import summarize
+
+    manifest = ResultStore(root).manifest() or {}
+    df = read_results(root)
+    metrics = list(metrics or manifest.get("metrics") or ["aggregate_regret"])
+    summary = summarize(
+        df,
+        metrics,
+        [p["label"] for p in manifest.get("points", [])],
+        [a["label"] for a in manifest.get("agents", [])],
+    )
+    plot = manifest.get("plot") or {}
+    return plot_summary(
+        summary,
+        Path(root) / "figures",
+        title=manifest.get("name", ""),
+        x_label=plot.get("xlabel") or manifest.get("x_label", "x"),
+        kind=plot.get("kind", "auto"),
+        logx=bool(plot.get("logx", False)),
+        logy=plot.get("logy", ()),
+    )

@@ -1,0 +1,216 @@
+"""Run an experiment: plan the missing episodes, chunk them, run them, store every row.
+
+:func:`run_experiment` is the whole pipeline behind ``topk-bench run``:
+
+1. take the results directory (lock, manifest check: see :mod:`topk_bench.store`);
+2. list the episodes ``(point, agent, run)`` with ``run < runs`` that have no row yet
+   (a rerun of the same command therefore only does what is missing);
+3. cut them into :class:`~topk_bench.episodes.Chunk` s of one (point, agent) each, so
+   that a task carries many small episodes (scheduling overhead stays small);
+4. run the chunks on a backend (:mod:`topk_bench.backends`) and write the rows of
+   finished chunks as Parquet parts, with a tqdm progress bar (episodes, rate, ETA);
+5. when everything is done, merge the parts into one file.
+
+Rows of finished chunks are written at most ``flush_interval`` seconds after they
+arrive (one part per flush: fewer, larger files than one per chunk), and always
+before :func:`run_experiment` returns or raises: Ctrl-C, a failed episode or a killed
+worker lose no finished row. Only a runner killed without warning (SIGKILL, power
+loss) can lose the rows of its last ``flush_interval`` seconds (``0``: write every
+chunk at once); a rerun recomputes them, with the same seeds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from topk_bench import seeds
+from topk_bench.backends import make_backend
+from topk_bench.config import Experiment
+from topk_bench.episodes import Chunk
+from topk_bench.store import ResultStore
+
+__all__ = ["RunReport", "default_chunk_size", "plan_chunks", "run_experiment"]
+
+MAX_CHUNK = 100
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a call of :func:`run_experiment` did.
+
+    ``wall_time`` is the whole call; ``run_time`` the part spent running episodes
+    (from the first chunk submitted to the last row written: excludes loading the
+    results directory and the final merge of the parts).
+    """
+
+    out: Path
+    planned: int
+    already_done: int
+    ran: int
+    chunks: int
+    wall_time: float
+    run_time: float = 0.0
+
+    @property
+    def episodes_per_second(self) -> float:
+        """Episodes run per second of wall time (0 if nothing ran)."""
+        return self.ran / self.wall_time if self.ran and self.wall_time > 0 else 0.0
+
+
+def default_chunk_size(episodes: int, jobs: int) -> int:
+    """About 8 chunks per worker (load balance), at most :data:`MAX_CHUNK` episodes each."""
+    return max(1, min(MAX_CHUNK, math.ceil(episodes / (8 * max(1, jobs)))))
+
+
+def plan_chunks(
+    exp: Experiment,
+    *,
+    base_seed: int = 0,
+    done: set[tuple[str, str, int]] | None = None,
+    chunk_size: int | None = None,
+    jobs: int = 1,
+) -> list[Chunk]:
+    """The chunks of the episodes of ``exp`` that are not in ``done``.
+
+    Chunks are interleaved across (point, agent) pairs (first chunk of every pair,
+    then the second, ...), so that partial results cover every pair early.
+    """
+    done = done or set()
+    todo: list[tuple[Any, Any, list[int]]] = []
+    for point, agent in exp.pairs():
+        runs = [r for r in range(exp.runs) if (point.label, agent.label, r) not in done]
+        if runs:
+            todo.append((point, agent, runs))
+    total = sum(len(r) for _, _, r in todo)
+    size = chunk_size or default_chunk_size(total, jobs)
+    per_pair = []
+    for point, agent, runs in todo:
+        chunks = []
+        for start in range(0, len(runs), size):
+            part = tuple(runs[start : start + size])
+            chunks.append(
+                Chunk(
+                    experiment=exp.name,
+                    point=point.label,
+                    panel=point.panel,
+                    x=point.x,
+                    x_value=point.x_value,
+                    env_id=point.env_id,
+                    env_kwargs=dict(point.env_kwargs),
+                    agent=agent.label,
+                    agent_name=agent.name,
+                    agent_params=dict(agent.params),
+                    runs=part,
+                    env_seeds=tuple(
+                        seeds.env_seed(exp.name, point.label, r, base_seed) for r in part
+                    ),
+                    agent_seeds=tuple(
+                        seeds.agent_seed(exp.name, point.label, r, agent.label, base_seed)
+                        for r in part
+                    ),
+                )
+            )
+        per_pair.append(chunks)
+    out = []
+    for i in range(max((len(c) for c in per_pair), default=0)):
+        out.extend(c[i] for c in per_pair if i < len(c))
+    return out
+
+
+def run_experiment(
+    exp: Experiment,
+    out: str | Path,
+    *,
+    jobs: int | None = None,
+    backend: str | Any = "process",
+    address: str | None = None,
+    base_seed: int = 0,
+    chunk_size: int | None = None,
+    progress: bool = True,
+    flush_interval: float = 1.0,
+    on_chunk: Callable[[Chunk], None] | None = None,
+) -> RunReport:
+    """Run the episodes of ``exp`` that ``out`` does not hold yet.
+
+    Args:
+        exp: a loaded experiment (:func:`topk_bench.config.load`).
+        out: the results directory (created if needed).
+        jobs: worker processes, or most Ray tasks in flight (default: all cores).
+        backend: ``"process"``, ``"ray"``, or a backend object with ``run(chunks)``.
+        address: Ray cluster address (``--address``).
+        base_seed: mixed into every seed (``--seed``).
+        chunk_size: episodes per task (default: :func:`default_chunk_size`).
+        progress: show a tqdm progress bar.
+        flush_interval: longest time (s) finished rows wait before being written.
+        on_chunk: called after each chunk finishes (tests, monitoring).
+
+    Results do not depend on ``jobs``, ``backend`` or ``chunk_size``.
+    """
+    store = ResultStore(out)
+    store.lock()
+    start = time.perf_counter()
+    try:
+        store.merge_manifest(exp.describe(), base_seed)
+        done = store.done()
+        runner = (
+            make_backend(backend, jobs=jobs, address=address)
+            if isinstance(backend, str)
+            else backend
+        )
+        n_jobs = getattr(runner, "jobs", None) or jobs or 1
+        chunks = plan_chunks(
+            exp, base_seed=base_seed, done=done, chunk_size=chunk_size, jobs=n_jobs
+        )
+        planned = sum(len(c) for c in chunks)
+        total = len(exp.pairs()) * exp.runs
+        already = total - planned
+        ran = 0
+        bar = _progress(total, already, exp.name, progress) if chunks else None
+        buffer: list[dict[str, Any]] = []
+        last_flush = run_start = time.monotonic()
+        try:
+            gen = runner.run(chunks)
+            try:
+                for chunk, rows in gen:
+                    buffer.extend(rows)
+                    ran += len(rows)
+                    if time.monotonic() - last_flush >= flush_interval:
+                        store.write(buffer)
+                        buffer, last_flush = [], time.monotonic()
+                    if bar is not None:
+                        bar.update(len(rows))
+                    if on_chunk is not None:
+                        on_chunk(chunk)
+            finally:
+                gen.close()
+        finally:
+            store.write(buffer)  # also on Ctrl-C and errors: finished rows are kept
+            run_time = time.monotonic() - run_start
+            if bar is not None:
+                bar.close()
+        if ran == planned:
+            store.compact()
+        return RunReport(
+            Path(out), planned, already, ran, len(chunks), time.perf_counter() - start, run_time
+        )
+    finally:
+        store.unlock()
+
+
+def _progress(total: int, initial: int, name: str, enabled: bool) -> Any:
+    try:
+        from tqdm import tqdm
+    except ModuleNotFoundError:  # pragma: no cover - depends on the install
+        return None
+
+    class _Bar(tqdm):  # no monitor thread: worker processes may be forked after this
+        monitor_interval = 0
+
+    return _Bar(
+        total=total, initial=initial, desc=name, unit="ep", disable=not enabled, smoothing=0.1
+    )
