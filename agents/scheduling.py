@@ -45,6 +45,15 @@ def round_robin(
         return caps.copy()
     if total <= 0:
         return np.zeros_like(caps)
+    if total == 1:
+        # One pull: to an arm with the fewest pulls among those that may take one.
+        open_ = np.flatnonzero(caps > 0)
+        level = counts[open_]
+        lowest = open_[level == level.min()]
+        pick = lowest[0] if rng is None or lowest.shape[0] == 1 else lowest[rng.integers(lowest.shape[0])]
+        alloc = np.zeros_like(caps)
+        alloc[pick] = 1
+        return alloc
     top = counts + caps
     lo = int(counts.min())  # filled(lo) == 0 <= total
     hi = int(top.max())  # filled(hi) == supply > total
