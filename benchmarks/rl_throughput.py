@@ -1,0 +1,146 @@
+"""Environment steps per second during PPO training: native vector env vs sync vectorization.
+
+    python benchmarks/rl_throughput.py                        # both presets, 1/8/64 envs
+    python benchmarks/rl_throughput.py --presets batch --num-envs 8 --timesteps 8192
+
+For each preset (``agents.training.PRESETS``), number of parallel envs and backend it
+trains PPO (``agents.training.train``, the arm-set policy, one torch thread, CPU) for
+``--timesteps`` steps after a warm-up update and reports steps per second of wall-clock
+time and of process CPU time (the latter is what to compare on a busy machine). The
+rollout per update is the same for every ``N`` (``n_steps = rollout // N``), so the
+gradient work per step is equal and the differences come from stepping the envs and
+running the policy on batches of ``N`` observations. A second table steps the SB3
+``VecEnv`` alone with random valid actions (no policy, no learning).
+
+Backends (all behind SB3's ``VecEnv`` interface, observations normalised by
+``VecFlatObservation``):
+
+* ``native``: ``bandit_envs.sb3.make_sb3_vec_env`` (``TopKVectorEnv`` / ``TopKBatchVectorEnv``);
+* ``sync``: ``gymnasium.vector.SyncVectorEnv`` through ``bandit_envs.sb3.SB3VecEnv``;
+* ``dummy``: stable-baselines3's ``DummyVecEnv`` of ``gym.make`` envs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from agents.training import PRESETS, make_training_env, train
+
+BACKENDS = ("native", "sync", "dummy")
+
+
+def ppo_rate(
+    preset: str, num_envs: int, backend: str, timesteps: int, rollout: int
+) -> tuple[float, float]:
+    """(wall, CPU) steps per second of PPO training, excluding the first update."""
+    env_id, kwargs = PRESETS[preset]
+    n_steps = max(rollout // num_envs, 4)
+    algo_kwargs = {"n_steps": n_steps, "batch_size": min(512, n_steps * num_envs), "n_epochs": 5}
+    warm = train(
+        env_id,
+        kwargs,
+        total_timesteps=n_steps * num_envs,
+        num_envs=num_envs,
+        backend=backend,
+        algo_kwargs=algo_kwargs,
+        eval_episodes=0,
+        log=None,
+    )
+    model = warm.model
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.learn(total_timesteps=timesteps, reset_num_timesteps=False)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    steps = model.num_timesteps - n_steps * num_envs
+    model.get_env().close()
+    return steps / wall, steps / cpu
+
+
+def env_rate(preset: str, num_envs: int, backend: str, timesteps: int) -> tuple[float, float]:
+    """(wall, CPU) steps per second of the VecEnv alone, random valid actions."""
+    env_id, kwargs = PRESETS[preset]
+    venv, _, _ = make_training_env(env_id, num_envs, seed=0, env_kwargs=kwargs, backend=backend)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    n = kwargs["n_arms"]
+    steps = max(timesteps // num_envs, 1)
+    if env_id == "TopK-v0":
+        actions = rng.integers(0, n, size=(steps, num_envs))
+    else:  # one pull per arm: always a valid batch
+        actions = np.ones((steps, num_envs, n), dtype=np.int64)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for t in range(steps):
+        venv.step(actions[t])
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    venv.close()
+    return steps * num_envs / wall, steps * num_envs / cpu
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", default="standard,batch")
+    parser.add_argument("--num-envs", default="1,8,64")
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--timesteps", type=int, default=16_384, help="measured PPO steps per cell")
+    parser.add_argument("--rollout", type=int, default=2048, help="steps per PPO update (all envs)")
+    parser.add_argument(
+        "--env-steps", type=int, default=64_000, help="steps per cell of the env-only table"
+    )
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    presets = args.presets.split(",")
+    sizes = [int(x) for x in args.num_envs.split(",")]
+    backends = args.backends.split(",")
+    rows = []
+    print(
+        f"PPO training, {args.timesteps} measured steps per cell, "
+        f"rollout {args.rollout} steps/update, "
+        f"1 torch thread"
+    )
+    print("| preset | N | " + " | ".join(f"{b} (wall / CPU)" for b in backends) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in backends) + " |")
+    for preset in presets:
+        for n in sizes:
+            cells = []
+            for b in backends:
+                w, c = ppo_rate(preset, n, b, args.timesteps, args.rollout)
+                rows.append(
+                    {
+                        "table": "ppo",
+                        "preset": preset,
+                        "num_envs": n,
+                        "backend": b,
+                        "wall": w,
+                        "cpu": c,
+                    }
+                )
+                cells.append(f"{w:,.0f} / {c:,.0f}")
+            print(f"| {preset} | {n} | " + " | ".join(cells) + " |", flush=True)
+    print(f"\nVecEnv alone (random valid actions), {args.env_steps} steps per cell")
+    print("| preset | N | " + " | ".join(f"{b} (wall / CPU)" for b in backends) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in backends) + " |")
+    for preset in presets:
+        for n in sizes:
+            cells = []
+            for b in backends:
+                w, c = env_rate(preset, n, b, args.env_steps)
+                rows.append(
+                    {
+                        "table": "env",
+                        "preset": preset,
+                        "num_envs": n,
+                        "backend": b,
+                        "wall": w,
+                        "cpu": c,
+                    }
+                )
+                cells.append(f"{w:,.0f} / {c:,.0f}")
+            print(f"| {preset} | {n} | " + " | ".join(cells) + " |", flush=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
