@@ -115,5 +115,14 @@ class PolicyAgent(Agent):
             ) from err
         model_cls = getattr(sb3, algo.upper())
         model = model_cls.load(path, device="cpu")
+        # Models saved by agents.training carry their observation transform and how
+        # they play (answer rule, sampling); explicit kwargs win.
+        from agents.training import SampledPolicyAgent, saved_agent_kwargs
+
+        for key, value in saved_agent_kwargs(model, path).items():
+            kwargs.setdefault(key, value)
         kwargs.setdefault("name", f"{algo}:{path}")
+        if not kwargs.get("deterministic", True):
+            kwargs.pop("deterministic")
+            return SampledPolicyAgent(model, **kwargs)
         return cls(model, **kwargs)
