@@ -148,3 +148,13 @@ def test_summary_intervals():
         3.182 * np.std([1, 2, 3, 4], ddof=1) / 2, abs=1e-3
     )
     assert (s.loc["misidentified", "ci_low"], s.loc["misidentified", "ci_high"]) == wilson(3, 4)
+
+
+def test_train_subcommand_help(capsys) -> None:
+    pytest.importorskip("stable_baselines3")
+    from topk_bench.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--help"])
+    assert exit_info.value.code == 0
+    assert "--timesteps" in capsys.readouterr().out

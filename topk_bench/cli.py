@@ -161,6 +161,23 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    try:
+        from agents.training import add_train_arguments, train_from_args
+    except ImportError as err:
+        print(f"topk-bench train needs stable-baselines3: pip install 'topk-bandit-envs[rl]' ({err})",
+              file=sys.stderr)
+        return 1
+    parser = argparse.ArgumentParser(
+        prog="topk-bench train",
+        description="Train PPO (or A2C, DQN) on a TopK family, save it, and compare it with "
+        "scripted agents (the same as examples/train_ppo.py).",
+    )
+    add_train_arguments(parser)
+    train_from_args(parser.parse_args(args.rest))
+    return 0
+
+
 def _experiment_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "experiment",
@@ -260,6 +277,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_run)
 
+    p = sub.add_parser(
+        "train",
+        add_help=False,
+        help="train a stable-baselines3 policy ('topk-bench train --help' for its options)",
+    )
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=_cmd_train)
+
     for name, func, text in (
         (
             "summary",
@@ -287,6 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from topk_bench.store import StoreError
 
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:  # its options belong to agents.training's parser
+        return _cmd_train(argparse.Namespace(rest=argv[1:]))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
