@@ -15,7 +15,7 @@ import pytest
 from bandit_envs import instances as inst
 from bandit_envs.instances import Arms
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 RTE = DATA / "rte_workers.csv"
 CAPTION = DATA / "caption_559_random.csv"
 WORKER = ["worker_id", "n_answers", "n_correct"]
