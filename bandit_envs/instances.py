@@ -344,6 +344,21 @@ class Instance:
         means = self._draw(self._n_arms, self.params, rng)  # type: ignore[misc]
         return Arms(means, self._distribution, self._sigma)  # type: ignore[arg-type]
 
+    def means_batch(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Means of ``size`` independent episodes, shape ``(size, n_arms)``.
+
+        Equal in law to ``size`` calls of :meth:`means`; one vectorized draw when the
+        instance draws its arms i.i.d. (uniform-random, beta-random, setup 5), which is
+        what the native vector env needs at reset.
+        """
+        if self._arms is not None:
+            return np.broadcast_to(self._arms.means, (size, self._n_arms))
+        if getattr(self._draw, "iid", False):
+            if not isinstance(rng, np.random.Generator):
+                self.arms(rng)  # raises the documented error
+            return self._draw(self._n_arms * size, self.params, rng).reshape(size, self._n_arms)
+        return np.stack([self.arms(rng).means for _ in range(size)])
+
     def means(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """``arms(rng).means`` (read-only)."""
         return self.arms(rng).means
@@ -591,6 +606,10 @@ def _draw_uniform(n: int, params: Mapping[str, Any], rng: np.random.Generator) -
 def _draw_beta(n: int, params: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:
     """shahrampour2017 Sec. IV.A setup 5: means ~ Beta(a, b) i.i.d."""
     return rng.beta(params["a"], params["b"], size=n)
+
+
+_draw_uniform.iid = True  # type: ignore[attr-defined]
+_draw_beta.iid = True  # type: ignore[attr-defined]
 
 
 def _jun_sparse(n: int, k: int, p: dict[str, Any]) -> np.ndarray:

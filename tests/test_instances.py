@@ -521,3 +521,15 @@ def test_real_caption_559() -> None:
     np.testing.assert_allclose(instance.means(), mean_01, rtol=0, atol=1e-12)
     assert sum(int(r["n_total"]) for r in rows) == 62743  # PROVENANCE.md
     assert math.isfinite(instance.hardness().h1)
+
+
+def test_means_batch_matches_the_law_of_single_draws() -> None:
+    random_inst = inst.make("uniform-random", n_arms=5, k=2)
+    batch = random_inst.means_batch(np.random.default_rng(0), 4000)
+    assert batch.shape == (4000, 5) and batch.min() >= 0 and batch.max() <= 1
+    # mean of 20000 Unif[0,1]: Hoeffding at level 1e-6
+    assert abs(batch.mean() - 0.5) <= np.sqrt(np.log(2e6) / (2 * batch.size))
+    fixed = inst.make("jun2016-linear", n_arms=6, k=2)
+    assert np.array_equal(fixed.means_batch(None, 3)[2], fixed.means())
+    with pytest.raises(ValueError, match="needs"):
+        random_inst.means_batch(None, 2)
