@@ -810,10 +810,20 @@ class _PeriodicEval(BaseCallback):
         if self.best_path is not None and entry["regret"] < best:
             meta = copy.deepcopy(dict(self.metadata or {}))
             meta["training"] = {**meta.get("training", {}), "best_at": entry}
-            meta["policy_agent"]["deterministic"] = entry["best_mode"] == "deterministic"
+            meta["policy_agent"]["deterministic"] = _keep_deterministic(entry)
             save_policy(self.model, self.best_path, meta)
         self.cpu_spent += time.process_time() - cpu
         return entry
+
+
+def _keep_deterministic(entry: Mapping[str, Any]) -> bool:
+    """Sample only if the validation says so clearly (see ``train(sample=None)``)."""
+    det, sam = entry.get("deterministic"), entry.get("sampled")
+    if det is None:
+        return False
+    if sam is None:
+        return True
+    return not sam["regret"] < det["regret"] - det["regret_ci"]
 
 
 # ------------------------------------------------------------------ training
@@ -888,9 +898,11 @@ def train(
         max_cpu_seconds: stop training after this much CPU time of this process
             (a budget that holds on a busy machine; evaluation is not counted).
         sample: how the saved policy plays: ``False`` SB3's most likely action,
-            ``True`` seeded sampling (:class:`SampledPolicyAgent`), ``None`` whichever
-            has the lower validation regret at the end (both are evaluated and
-            logged; deterministic without evaluation or for DQN).
+            ``True`` seeded sampling (:class:`SampledPolicyAgent`), ``None``: both are
+            evaluated and logged, and the final model samples only if its validation
+            regret is lower than the deterministic one by more than the latter's 95%
+            half-width (deterministic without evaluation or for DQN). A 100-episode
+            validation cannot tell close modes apart; the rule keeps the default.
         progress_bar: show a tqdm progress bar.
         backend: vector env backend (see :func:`make_training_env`).
         torch_threads: ``torch.set_num_threads`` (``None``: leave as is).
@@ -1010,9 +1022,10 @@ def train(
     metadata["policy_agent"]["deterministic"] = not sample
     if evaluator is not None:
         final = evaluator.run()
-        metadata["policy_agent"]["deterministic"] = final["best_mode"] == "deterministic"
+        metadata["policy_agent"]["deterministic"] = _keep_deterministic(final)
         if len(evaluator.modes) > 1:
-            say(f"the saved policy plays {final['best_mode']} (lower validation regret)")
+            mode = "deterministic" if metadata["policy_agent"]["deterministic"] else "sampled"
+            say(f"the saved policy plays {mode} (sampled only if clearly better on validation)")
     venv.close()
     metadata["training"].update(
         timesteps=int(model.num_timesteps),

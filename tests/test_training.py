@@ -93,7 +93,15 @@ def test_train_save_reload_play(
         {"deterministic"} if algo == "dqn" else {"deterministic", "sampled"}
     )
     deterministic = meta["policy_agent"]["deterministic"]
-    assert deterministic == (result.evaluations[0]["best_mode"] == "deterministic")
+    final = result.evaluations[-1]
+    if algo != "dqn":  # sampling only when clearly better than deterministic on validation
+        clearly = (
+            final["sampled"]["regret"]
+            < final["deterministic"]["regret"] - final["deterministic"]["regret_ci"]
+        )
+        assert deterministic == (not clearly)
+    else:
+        assert deterministic
 
     # The trained policy plays through PolicyAgent on the benchmark's environment.
     eid, ekw = evaluation_env(env_id, kwargs)
