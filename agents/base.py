@@ -40,6 +40,7 @@ __all__ = [
     "FIXED_CONFIDENCE",
     "Pull",
     "ScriptedAgent",
+    "check_probability",
 ]
 
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -75,6 +76,13 @@ class Batch:
 
 
 Request = Pull | Batch
+
+
+def check_probability(name: str, value: Any) -> float:
+    """``value`` as a float in (0, 1), else a ``ValueError`` naming ``name`` and the rule."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise ValueError(f"{name}={value!r} must lie in (0, 1)")
+    return float(value)
 
 
 def _as_index_array(values: Any) -> np.ndarray:

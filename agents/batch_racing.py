@@ -7,7 +7,14 @@ from collections.abc import Generator
 
 import numpy as np
 
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Batch, Request, ScriptedAgent
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    Batch,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 from agents.confidence import jun_deviation
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
@@ -66,9 +73,7 @@ class BatchRacing(ScriptedAgent):
 
     def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
-        if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
-            raise ValueError(f"delta={delta!r} must lie in (0, 1)")
-        self.delta = float(delta)
+        self.delta = check_probability("delta", delta)
 
     # ------------------------------------------------------------------ state
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:

@@ -7,7 +7,15 @@ from collections.abc import Generator
 
 import numpy as np
 
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Batch, Pull, Request, ScriptedAgent
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    Batch,
+    Pull,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 from agents.confidence import jun_deviation
 from agents.scheduling import round_robin
 from bandit_envs.problem import Problem
@@ -55,9 +63,7 @@ class RoundRobin(ScriptedAgent):
 
     def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
-        if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
-            raise ValueError(f"delta={delta!r} must lie in (0, 1)")
-        self.delta = float(delta)
+        self.delta = check_probability("delta", delta)
 
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
         """Start an episode (``omega = sqrt(delta / (6n))`` for the stopping rule)."""
