@@ -8,7 +8,7 @@ from collections.abc import Generator
 import numpy as np
 
 from agents import confidence
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent, check_probability
 from agents.lucb_common import VARIANTS, CountTable
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
@@ -74,10 +74,7 @@ class LilUCB(ScriptedAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed=seed)
-        if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
-            raise ValueError(
-                f"delta={delta!r} must lie in (0, 1) (the target error probability nu)"
-            )
+        check_probability("delta", delta)  # the target error probability nu
         if variant not in VARIANTS:
             raise ValueError(f"variant={variant!r} must be one of {list(VARIANTS)}")
         if eps is not None:

@@ -56,7 +56,7 @@ from collections.abc import Callable, Generator
 import numpy as np
 
 from agents import confidence
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent, check_probability
 
 __all__ = ["VARIANTS", "CountTable", "LUCBFamily", "LilFamily"]
 
@@ -513,10 +513,7 @@ class LilFamily(LUCBFamily):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed=seed)
-        if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
-            raise ValueError(
-                f"delta={delta!r} must lie in (0, 1) (the target error probability nu)"
-            )
+        check_probability("delta", delta)  # the target error probability nu
         if variant not in VARIANTS:
             raise ValueError(f"variant={variant!r} must be one of {list(VARIANTS)}")
         if eps is not None:

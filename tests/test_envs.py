@@ -250,7 +250,6 @@ def test_shuffle_permutes_means_and_keeps_the_multiset() -> None:
     orders = set()
     for seed in range(5):
         env.reset(seed=seed)
-        *_, info = [None] * 4, None
         for a in range(9):
             *_, info = env.step(a)
         assert np.allclose(np.sort(info["means"]), means)
