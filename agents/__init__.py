@@ -12,7 +12,7 @@ Install this project in its own environment.
 
 from __future__ import annotations
 
-from agents.base import Agent, AgentProtocol, Batch, Pull, ScriptedAgent
+from agents.base import Agent, AgentProtocol, Batch, Pull, PullOne, ScriptedAgent
 from agents.policy import PolicyAgent
 from agents.registry import agent_class, available, make, register
 from agents.runner import EpisodeResult, run_episode
@@ -25,6 +25,7 @@ __all__ = [
     "EpisodeResult",
     "PolicyAgent",
     "Pull",
+    "PullOne",
     "ScriptedAgent",
     "agent_class",
     "available",

@@ -8,7 +8,14 @@ from collections.abc import Generator
 
 import numpy as np
 
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    Pull,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
 
@@ -117,8 +124,7 @@ class AdaptiveTopK(ScriptedAgent):
         super().__init__(seed=seed)
         if not _is_real(epsilon) or not (0.0 < float(epsilon) < math.inf):
             raise ValueError(f"epsilon={epsilon!r} must be a finite number > 0")
-        if not _is_real(delta) or not 0.0 < float(delta) < 1.0:
-            raise ValueError(f"delta={delta!r} must lie in (0, 1)")
+        check_probability("delta", delta)
         if round_pulls not in _ROUND_PULLS:
             raise ValueError(f"round_pulls={round_pulls!r} must be one of {list(_ROUND_PULLS)}")
         self.epsilon = float(epsilon)

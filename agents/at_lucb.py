@@ -8,7 +8,15 @@ from collections.abc import Generator
 
 import numpy as np
 
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    Pull,
+    PullOne,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 from bandit_envs.scoring import top_k
 
 __all__ = ["ATLUCB"]
@@ -85,8 +93,9 @@ class ATLUCB(ScriptedAgent):
       once more on the final statistics (the anytime output after the last pulls).
     * Ties (``High^t``, ``h*``, ``l*``) are broken uniformly at random with ``self.rng``.
     * Batches: a round is one :class:`~agents.base.Pull` of ``{h*, l*}`` once each; with
-      ``batch_size=1`` the base spreads it over two steps (the decisions are made
-      before either pull, as in the paper).
+      ``batch_size=1`` it is two one-pull steps (two :class:`~agents.base.PullOne`,
+      in the order the base's RoundRobin would give; the decisions are made before
+      either pull, as in the paper).
     """
 
     name = "at_lucb"
@@ -104,8 +113,7 @@ class ATLUCB(ScriptedAgent):
     ) -> None:
         super().__init__(seed=seed)
         for nm, v in (("delta_1", delta_1), ("alpha", alpha), ("delta", delta)):
-            if not _real(v) or not 0.0 < float(v) < 1.0:
-                raise ValueError(f"{nm}={v!r} must lie in (0, 1)")
+            check_probability(nm, v)
         if not _real(epsilon) or not (0.0 <= float(epsilon) < math.inf):
             raise ValueError(f"epsilon={epsilon!r} must be a finite number >= 0")
         if not _real(k1) or not (1.0 <= float(k1) < math.inf):
@@ -205,10 +213,13 @@ class ATLUCB(ScriptedAgent):
 
     def _run(self) -> Generator[Request, None, np.ndarray]:
         n = self.problem.n_arms
-        yield Pull.each(np.arange(n), 1)
+        yield from self._each_once(np.arange(n))
         t = 1
         fixed_conf = not self.problem.fixed_budget
         rng = self.rng
+        counts = self.counts
+        serial = self.problem.batch_size == 1
+        single: list[PullOne | None] = [None] * n  # one cached request per arm
         while True:
             low, w = self._update(t)
             if fixed_conf and self._gap(self._widths(t, self.delta), low) < self.epsilon:
@@ -216,7 +227,22 @@ class ATLUCB(ScriptedAgent):
             mu = self.means
             h = _argmax(np.where(low, -np.inf, w - mu), rng)  # argmin of L over High^t
             l_ = _argmax(np.where(low, mu + w, -np.inf), rng)  # argmax of U over Low^t
-            yield Pull(np.array([h, l_], dtype=np.int64), _TWO)
+            if serial:
+                # Pull([h, l]) at batch_size 1 is two one-pull batches in RoundRobin's
+                # order: fewest pulls first, a tie broken by rng.integers(2) (the draw
+                # round_robin makes). The same pulls, batches and generator use.
+                ch, cl = counts.item(h), counts.item(l_)
+                if ch < cl or (ch == cl and rng.integers(2) == 0):
+                    order = (h, l_)
+                else:
+                    order = (l_, h)
+                for i in order:
+                    req = single[i]
+                    if req is None:
+                        req = single[i] = PullOne(i)
+                    yield req
+            else:
+                yield Pull(np.array([h, l_], dtype=np.int64), _TWO)
             t += 1
 
 

@@ -9,18 +9,27 @@ Protocol (:class:`AgentProtocol`, implemented by :class:`Agent`)::
 :class:`ScriptedAgent` is the base of the papers' algorithms. A subclass writes the
 algorithm as a generator, :meth:`ScriptedAgent._run`, that yields pull *requests*
 (:class:`Pull`: "pull these arms this many more times"; :class:`Batch`: "one
-RoundRobin batch over these arms") and finally returns its answer. The base class
-turns requests into batches with Jun et al.'s RoundRobin
-(:func:`agents.scheduling.round_robin`), never exceeds the batch size, the repeat
-limit or the budget, keeps the pull counts and empirical means (``self.counts``,
-``self.means``), and answers with :meth:`ScriptedAgent.current_answer` if the budget
-ends before the algorithm does (anytime use of fixed-confidence agents).
+RoundRobin batch over these arms"; :class:`PullOne`: "pull this arm once") and finally
+returns its answer. The base class turns requests into batches with Jun et al.'s
+RoundRobin (:func:`agents.scheduling.round_robin`), never exceeds the batch size, the
+repeat limit or the budget, keeps the pull counts and empirical means
+(``self.counts``, ``self.means``), and answers with
+:meth:`ScriptedAgent.current_answer` if the budget ends before the algorithm does
+(anytime use of fixed-confidence agents).
 
 With ``batch_size=None`` a :class:`Pull` request is one step (a whole round at once).
+A :class:`PullOne` request (or a ``Pull`` of one arm once) is always one step with one
+pull, which fits every batch model; it is served without RoundRobin or count vectors
+(:meth:`ScriptedAgent.next_step`), and :func:`agents.run_episode` plays it with the
+environment's one-pull step
+(:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one`): the fast path of sequential
+algorithms (the LUCB family, lil'UCB, CLUCB-PAC).
 """
 
 from __future__ import annotations
 
+import numbers
+import operator
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
@@ -39,12 +48,17 @@ __all__ = [
     "FIXED_BUDGET",
     "FIXED_CONFIDENCE",
     "Pull",
+    "PullOne",
     "ScriptedAgent",
     "check_probability",
 ]
 
 _EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
+_ONE = np.ones(1, dtype=np.int64)
+_ONE.flags.writeable = False
+#: ScriptedAgent._advance: the request was stored for scheduling / the algorithm returned.
+_QUEUED, _DONE = -1, -2
 
 FIXED_BUDGET = "fixed_budget"
 FIXED_CONFIDENCE = "fixed_confidence"
@@ -75,12 +89,43 @@ class Batch:
     arms: np.ndarray
 
 
-Request = Pull | Batch
+@dataclass(frozen=True, slots=True)
+class PullOne:
+    """Request: pull ``arm`` once, as one batch of one pull (the sequential fast path).
+
+    The same request as ``Pull([arm], [1])`` (which the base also recognises), served
+    without RoundRobin scheduling or count vectors: :meth:`ScriptedAgent.next_step`
+    returns the arm as an ``int`` and :func:`agents.run_episode` plays it with
+    :meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one`. One pull fits every batch
+    model (any ``batch_size >= 1``, ``repeat_limit >= 1``), so the request always takes
+    exactly one batch; budgets are checked before it is asked for, as for any request.
+    Agents that pull the same arms again and again should keep one instance per arm.
+    """
+
+    arm: int
+
+    @property
+    def arms(self) -> np.ndarray:
+        """``[arm]`` (the :class:`Pull` view of this request)."""
+        return np.array([self.arm], dtype=np.int64)
+
+    @property
+    def reps(self) -> np.ndarray:
+        """``[1]`` (the :class:`Pull` view of this request)."""
+        return np.ones(1, dtype=np.int64)
+
+
+Request = Pull | Batch | PullOne
 
 
 def check_probability(name: str, value: Any) -> float:
-    """``value`` as a float in (0, 1), else a ``ValueError`` naming ``name`` and the rule."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+    """``value`` as a float in (0, 1), else a ``ValueError`` naming ``name`` and the rule.
+
+    Any real number but a bool is accepted (Python or numpy ints and floats, fractions);
+    NaN is not in (0, 1).
+    """
+    real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if not real or not 0.0 < value < 1.0:
         raise ValueError(f"{name}={value!r} must lie in (0, 1)")
     return float(value)
 
@@ -117,10 +162,14 @@ class Agent(ABC):
     Attributes:
         name: registry name.
         settings: the settings the agent can play.
+        k_values: the numbers of top arms ``k`` the agent can identify (``None``: any);
+            lil'UCB, a best-arm algorithm, has ``frozenset({1})``. The benchmark runner
+            skips the points an agent cannot play.
     """
 
     name: ClassVar[str] = "agent"
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    k_values: ClassVar[frozenset[int] | None] = None
 
     def __init__(self, *, seed: int | None = None) -> None:
         self.seed = seed
@@ -133,6 +182,11 @@ class Agent(ABC):
             raise ValueError(
                 f"agent {self.name!r} cannot play setting={problem.setting!r}: it supports "
                 f"{sorted(self.settings)}"
+            )
+        if self.k_values is not None and problem.k not in self.k_values:
+            raise ValueError(
+                f"agent {self.name!r} cannot identify k={problem.k} top arms: it supports "
+                f"k in {sorted(self.k_values)}"
             )
         self.problem = problem
         self.rng = np.random.default_rng(self.seed if seed is None else seed)
@@ -179,6 +233,34 @@ class ScriptedAgent(Agent):
         values = np.where(self.counts > 0, self.means, -np.inf)
         return top_k(values, self.problem.k, self.rng)
 
+    def _each_once(self, arms: Iterable[int] | np.ndarray) -> Generator[Request, None, None]:
+        """Pull every arm of ``arms`` once: ``yield from self._each_once(arms)``.
+
+        The same batches, pulls and draws as ``yield Pull.each(arms, 1)``. With
+        ``batch_size=1`` and equal counts on ``arms`` (e.g. the first round of an
+        episode), RoundRobin's one-pull batches take, one at a time, a uniformly random
+        arm of those left (``rng.integers`` over them in request order; the last one
+        without a draw); this yields those arms as :class:`PullOne` requests, O(1) per
+        pull instead of RoundRobin's O(len(arms)). Otherwise it yields the ``Pull``.
+        """
+        arms = _as_index_array(arms)
+        m = arms.shape[0]
+        if (
+            self.problem.batch_size != 1
+            or m < 2
+            or arms.min() < 0
+            or arms.max() >= self._n_arms
+            or np.unique(arms).shape[0] != m
+            or (self.counts[arms] != self.counts[arms[0]]).any()
+        ):
+            yield Pull.each(arms, 1)  # (bad arms raise there)
+            return
+        left = arms.tolist()
+        integers = self.rng.integers
+        while len(left) > 1:
+            yield PullOne(left.pop(int(integers(len(left)))))
+        yield PullOne(left[0])
+
     def pulls_left(self) -> int | None:
         """Pulls the budget has left (``None`` without a pull budget)."""
         b = self.problem.budget
@@ -206,13 +288,44 @@ class ScriptedAgent(Agent):
         self._served_all = False
         self._last_pos = _EMPTY
         self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
+        self._n_arms = n
+        self._pull_cap = problem.budget
+        self._batch_cap = problem.max_batches
         self._gen = self._run()
 
     # --------------------------------------------------------- sparse protocol
-    def next_pulls(self) -> tuple[np.ndarray, np.ndarray]:
-        """The next batch as ``(arms, reps)``; empty arrays mean "stop sampling"."""
-        if self.pulls_left() == 0 or self.batches_left() == 0:
+    def next_step(self) -> int | tuple[np.ndarray, np.ndarray]:
+        """The next batch: an ``int`` ``i`` for one pull of arm ``i``, else ``(arms, reps)``.
+
+        An ``int`` answers a :class:`PullOne` request (or a ``Pull`` of one arm once):
+        record its result with :meth:`update_one`. Otherwise the batch is the one
+        :meth:`next_pulls` gives (empty arrays: stop sampling), recorded with
+        :meth:`update`. Nothing is asked for once the pull budget or ``max_batches`` is
+        spent.
+        """
+        cap = self._pull_cap
+        if cap is not None and self.total_pulls >= cap:
             return _EMPTY, _EMPTY
+        cap = self._batch_cap
+        if cap is not None and self.batches >= cap:
+            return _EMPTY, _EMPTY
+        if self._req_arms is None and not self._finished:
+            # Hot path of sequential agents: the last request is served; resume the
+            # algorithm, and a PullOne needs nothing more than a range check.
+            try:
+                req = self._gen.send(None)
+            except StopIteration as stop:
+                self._stopped(stop.value)
+                self._last = (_EMPTY, _EMPTY)
+                return self._last
+            if type(req) is PullOne:
+                arm = req.arm
+                if type(arm) is not int or not 0 <= arm < self._n_arms:
+                    arm = self._check_arm(arm)
+                return arm
+            arm = self._accept(req)
+            if arm >= 0:
+                return arm
         while True:
             if self._req_arms is not None:
                 batch = self._schedule()
@@ -220,9 +333,30 @@ class ScriptedAgent(Agent):
                     self._last = batch
                     return batch
                 self._req_arms = None
-            if self._finished or not self._advance():
+            if self._finished:
                 self._last = (_EMPTY, _EMPTY)
                 return self._last
+            arm = self._advance()
+            if arm >= 0:
+                return arm
+
+    def next_pulls(self) -> tuple[np.ndarray, np.ndarray]:
+        """The next batch as ``(arms, reps)``; empty arrays mean "stop sampling"."""
+        step = self.next_step()
+        if type(step) is int:
+            self._last = (np.array([step], dtype=np.int64), _ONE)
+            return self._last
+        return step
+
+    def update_one(self, arm: int, counts: np.ndarray, means: np.ndarray) -> None:
+        """Record the one pull of ``arm`` that :meth:`next_step` asked for (as an ``int``).
+
+        ``counts``/``means`` are the env's arrays (only entry ``arm`` is read).
+        """
+        self.counts[arm] = counts[arm]
+        self.means[arm] = means[arm]
+        self.total_pulls += 1
+        self.batches += 1
 
     def update(self, arms: np.ndarray, reps: np.ndarray, counts: np.ndarray, means: np.ndarray) -> None:
         """Record a batch: ``arms`` were pulled ``reps`` times; ``counts``/``means`` are the env's arrays."""
@@ -293,15 +427,43 @@ class ScriptedAgent(Agent):
         self._last = (_EMPTY, _EMPTY)
 
     # -------------------------------------------------------------- internals
-    def _advance(self) -> bool:
-        """Run the algorithm to its next request; False once it has returned."""
+    def _advance(self) -> int:
+        """Run the algorithm to its next request.
+
+        Returns the arm of a one-pull request (served as is), :data:`_QUEUED` when the
+        request was stored for :meth:`_schedule`, :data:`_DONE` once ``_run`` returned.
+        """
         try:
             req = next(self._gen)
         except StopIteration as stop:
-            self._finished = True
-            if stop.value is not None:
-                self._answer = np.asarray(stop.value, dtype=np.int64)
-            return False
+            self._stopped(stop.value)
+            return _DONE
+        return self._accept(req)
+
+    def _stopped(self, value: Any) -> None:
+        """The algorithm returned ``value`` (its answer, or ``None``)."""
+        self._finished = True
+        if value is not None:
+            self._answer = np.asarray(value, dtype=np.int64)
+
+    def _check_arm(self, arm: Any) -> int:
+        """``arm`` of a one-pull request as an ``int`` in ``[0, n_arms)``, else ``RuntimeError``."""
+        try:
+            if isinstance(arm, (bool, np.bool_)):
+                raise TypeError
+            i = operator.index(arm)
+        except TypeError:
+            raise RuntimeError(
+                f"agent {self.name!r} requested arm {arm!r}, not an integer"
+            ) from None
+        if not 0 <= i < self._n_arms:
+            raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {self._n_arms})")
+        return i
+
+    def _accept(self, req: Request) -> int:
+        """Take request ``req``: see :meth:`_advance` for the return value."""
+        if isinstance(req, PullOne):
+            return self._check_arm(req.arm)
         arms = _as_index_array(req.arms)
         if isinstance(req, Batch):
             self._req_left = None
@@ -313,6 +475,8 @@ class ScriptedAgent(Agent):
             if arms.shape[0] == 1:
                 if reps[0] <= 0:
                     arms, reps = _EMPTY, _EMPTY
+                elif reps[0] == 1:  # one pull of one arm: a PullOne
+                    return self._check_arm(arms[0])
             elif (reps <= 0).any():
                 keep = reps > 0
                 arms, reps = arms[keep], reps[keep]
@@ -321,11 +485,11 @@ class ScriptedAgent(Agent):
         m = arms.shape[0]
         if m == 2 and arms[0] == arms[1] or m > 2 and np.unique(arms).shape[0] != m:
             raise RuntimeError(f"agent {self.name!r} requested repeated arms {arms.tolist()}")
-        n = self.problem.n_arms
+        n = self._n_arms
         if m == 1 and not 0 <= int(arms[0]) < n or m > 1 and (arms.min() < 0 or arms.max() >= n):
-            raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {self.problem.n_arms})")
+            raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {n})")
         self._req_arms = arms
-        return True
+        return _QUEUED
 
     def _schedule(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The next batch of the current request (RoundRobin within b, r and the budget).

@@ -8,7 +8,14 @@ from collections.abc import Generator
 
 import numpy as np
 
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    PullOne,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
 
@@ -77,8 +84,7 @@ class CLUCBPAC(ScriptedAgent):
         super().__init__(seed=seed)
         if not _is_real(epsilon) or not 0.0 <= float(epsilon) < math.inf:
             raise ValueError(f"epsilon={epsilon!r} must be a finite number >= 0")
-        if not _is_real(delta) or not 0.0 < float(delta) < 1.0:
-            raise ValueError(f"delta={delta!r} must lie in (0, 1)")
+        check_probability("delta", delta)
         self.epsilon = float(epsilon)
         self.delta = float(delta)
 
@@ -89,34 +95,48 @@ class CLUCBPAC(ScriptedAgent):
 
     def radius(self, counts: np.ndarray, t: int) -> np.ndarray:
         """``rad_t(i) = R sqrt(2 ln(4 n t^3 / delta) / T_t(i))`` (counts must be >= 1)."""
+        return self._scale(t) / np.sqrt(counts)
+
+    def _scale(self, t: int) -> float:
+        """``R sqrt(2 ln(4 n t^3 / delta))``: ``rad_t(i)`` is this over ``sqrt(T_t(i))``."""
         n = self.problem.n_arms
-        c = self.problem.sigma * math.sqrt(2.0 * math.log(4.0 * n * float(t) ** 3 / self.delta))
-        return c / np.sqrt(counts)
+        return self.problem.sigma * math.sqrt(2.0 * math.log(4.0 * n * float(t) ** 3 / self.delta))
 
     def _run(self) -> Generator[Request, None, np.ndarray]:
+        # The direct computation, with sqrt(T_i) kept per arm (one arm changes per
+        # step) and M_t, M~_t as ascending index lists instead of masks: the same
+        # values, sets and draws from self.rng as recomputing everything.
         p = self.problem
         n, k = p.n_arms, p.k
         eps_sum = k * self.epsilon
         counts, means = self.counts, self.means
         rng = self.rng
-        yield Pull.each(np.arange(n), 1)
-        one = np.ones(1, dtype=np.int64)
-        m = np.zeros(n, dtype=bool)
-        mt = np.zeros(n, dtype=bool)
+        yield from self._each_once(np.arange(n))
+        single: list[PullOne | None] = [None] * n  # one cached request per arm
+        sq = np.sqrt(counts)  # sqrt(T_i), as radius() computes it
+        small = k <= 64
         while True:
             t = self.total_pulls
-            m[:] = False
-            m[top_k(means, k, rng)] = True
-            rad = self.radius(counts, t)
-            w = np.where(m, means - rad, means + rad)
-            mt[:] = False
-            mt[top_k(w, k, rng)] = True
-            gain = w[mt].sum() - w[m].sum()
+            high = top_k(means, k, rng)  # M_t, ascending
+            rad = self._scale(t) / sq
+            w = means + rad
+            w_high = means[high] - rad[high]
+            w[high] = w_high  # mean - rad in M_t, mean + rad elsewhere
+            high_t = top_k(w, k, rng)  # M~_t, ascending
+            gain = w[high_t].sum() - w_high.sum()
             if gain <= eps_sum:
-                return np.flatnonzero(m)
-            diff = np.flatnonzero(m ^ mt)
+                return high
+            if small:  # M (+) M~, ascending
+                sym = set(high.tolist()).symmetric_difference(high_t.tolist())
+                diff = np.array(sorted(sym), dtype=np.int64)
+            else:
+                diff = np.setxor1d(high, high_t, assume_unique=True)
             rd = rad[diff]
             best = diff[rd == rd.max()]
-            arm = best[0] if best.shape[0] == 1 else best[int(rng.integers(best.shape[0]))]
+            arm = int(best[0] if best.shape[0] == 1 else best[int(rng.integers(best.shape[0]))])
             self.steps += 1
-            yield Pull(np.array([arm], dtype=np.int64), one)
+            req = single[arm]
+            if req is None:
+                req = single[arm] = PullOne(arm)
+            yield req
+            sq[arm] = math.sqrt(counts.item(arm))

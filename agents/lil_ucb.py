@@ -8,7 +8,14 @@ from collections.abc import Generator
 import numpy as np
 
 from agents import confidence
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent, check_probability
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    PullOne,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 from agents.lucb_common import VARIANTS, CountTable
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
@@ -49,7 +56,8 @@ class LilUCB(ScriptedAgent):
 
     Settings: k = 1 only (``reset`` raises ``ValueError`` for k > 1); fixed confidence,
     and fixed budget as an anytime algorithm (answer: the most pulled arm, ties at
-    random). Any ``batch_size``/``repeat_limit`` (one pull per request).
+    random). Any ``batch_size``/``repeat_limit`` (one pull per request: a
+    :class:`~agents.base.PullOne`).
 
     Departures from the paper, and why:
 
@@ -62,6 +70,7 @@ class LilUCB(ScriptedAgent):
 
     name = "lil_ucb"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    k_values = frozenset({1})
 
     def __init__(
         self,
@@ -121,7 +130,7 @@ class LilUCB(ScriptedAgent):
         mult = 1.0 + par["beta"]
         sigma = self.problem.sigma
         radius = CountTable(lambda t: mult * confidence.lil_bound(t, lil_delta, eps, sigma))
-        yield Pull.each(np.arange(n), 1)
+        yield from self._each_once(np.arange(n))
         counts, means = self.counts, self.means
         t = counts.tolist()
         m = means.tolist()
@@ -132,7 +141,7 @@ class LilUCB(ScriptedAgent):
         heapq.heapify(heap)
         total = sum(t)
         tmax = max(t)
-        single: dict[int, Pull] = {}
+        single: list[PullOne | None] = [None] * n  # one cached request per arm
         while True:
             if (1.0 + lam) * tmax >= 1.0 + lam * total:
                 return self.current_answer()  # argmax_i T_i (unique unless lam < 1)
@@ -142,9 +151,9 @@ class LilUCB(ScriptedAgent):
                     break
                 heapq.heappop(heap)
             i = e[2]
-            req = single.get(i)
+            req = single[i]
             if req is None:
-                req = single[i] = Pull(np.array([i], dtype=np.int64), np.ones(1, dtype=np.int64))
+                req = single[i] = PullOne(i)
             yield req
             c = counts.item(i)
             total += c - t[i]

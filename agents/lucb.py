@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from agents.base import check_probability
 from agents.lucb_common import CountTable, LUCBFamily
 
 __all__ = ["LUCB"]
@@ -63,8 +64,7 @@ class LUCB(LUCBFamily):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed=seed)
-        if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
-            raise ValueError(f"delta={delta!r} must lie in (0, 1)")
+        check_probability("delta", delta)
         if not (isinstance(epsilon, (int, float)) and epsilon >= 0.0):
             raise ValueError(f"epsilon={epsilon!r} must be >= 0 (PAC tolerance)")
         if not (isinstance(k1, (int, float)) and k1 >= 1.0):

@@ -37,9 +37,13 @@ Incremental state, so that a round costs O(log n) instead of a scan of the arms:
   that slack of the top; the heaps are re-keyed at the current scale when that set
   grows past :attr:`LUCBFamily.rebuild_pops` entries.
 
-Requests: a round's arms are one :class:`~agents.base.Pull` (one batch when the batch
-model allows it). With ``batch_size=1`` a pair is yielded arm by arm instead, fewest
-pulls first and ties at random: the same schedule RoundRobin makes, without its cost.
+Requests: a round of one arm is a :class:`~agents.base.PullOne` (one instance per
+arm, cached), the fast path of :func:`agents.run_episode`. A round of two arms is one
+:class:`~agents.base.Pull` (one batch when the batch model allows it); with
+``batch_size=1`` it is yielded as two ``PullOne`` s instead, fewest pulls first and
+ties at random: the same schedule (and the same batches) RoundRobin makes, without
+its cost. The first round is :meth:`~agents.base.ScriptedAgent._each_once` (also
+``PullOne`` s, in RoundRobin's order, at ``batch_size=1``).
 
 Ties (equal means, equal bounds) are broken uniformly at random, as paper-notes
 require, by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever the arm's
@@ -56,7 +60,15 @@ from collections.abc import Callable, Generator
 import numpy as np
 
 from agents import confidence
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, Pull, Request, ScriptedAgent, check_probability
+from agents.base import (
+    FIXED_BUDGET,
+    FIXED_CONFIDENCE,
+    Pull,
+    PullOne,
+    Request,
+    ScriptedAgent,
+    check_probability,
+)
 
 __all__ = ["VARIANTS", "CountTable", "LUCBFamily", "LilFamily"]
 
@@ -137,14 +149,14 @@ class LUCBFamily(ScriptedAgent):
         self._built = False
         self._pending: tuple[int, ...] = ()
         self._ubuf: list[float] = []
-        self._single: dict[int, Pull] = {}
+        self._single: list[PullOne | None] = [None] * n
         self._rounds = 0  # LUCB rounds (counted for time-varying radii only)
         # With batch_size=1 a multi-arm request is served one pull per step anyway;
-        # yielding the arms one by one (fewest pulls first, ties at random: what
-        # RoundRobin does) is the same schedule and skips the base's RoundRobin call.
+        # yielding the arms one by one as PullOne (fewest pulls first, ties at random:
+        # what RoundRobin does) is the same schedule and skips the base's RoundRobin.
         self._serial = self.problem.batch_size == 1
         self._setup()
-        yield Pull.each(np.arange(n), 1)
+        yield from self._each_once(np.arange(n))
         self._build()
         # The loop below is the hot path: state is bound to locals (the containers are
         # only ever modified in place) and _extremes/_sync/_update are inlined for the
@@ -191,12 +203,13 @@ class LUCBFamily(ScriptedAgent):
             # (_pending stays set after the pulls: _sync skips arms already folded in)
             self._pending = arms
             if len(arms) == 1:
-                yield single.get(arms[0]) or request(arms)
+                i = arms[0]
+                yield single[i] or request(arms)
             elif not serial:
                 yield request(arms)
             else:
                 for i in self._serial_order(arms):
-                    yield single.get(i) or request((i,))
+                    yield single[i] or request((i,))
             # inline of _sync/_update for the pulled arms
             c_ref = self._c_ref
             changed = False
@@ -254,14 +267,13 @@ class LUCBFamily(ScriptedAgent):
             self._fill()
         return buf.pop()
 
-    def _request(self, arms: tuple[int, ...]) -> Pull:
-        """The request for ``arms`` (one-arm requests are cached per arm)."""
+    def _request(self, arms: tuple[int, ...]) -> Pull | PullOne:
+        """The request for ``arms``: one pull each (one-arm requests are cached per arm)."""
         if len(arms) == 1:
             i = arms[0]
-            req = self._single.get(i)
+            req = self._single[i]
             if req is None:
-                req = Pull(np.array([i], dtype=np.int64), np.ones(1, dtype=np.int64))
-                self._single[i] = req
+                req = self._single[i] = PullOne(int(i))
             return req
         return Pull(np.array(arms, dtype=np.int64), np.ones(len(arms), dtype=np.int64))
 

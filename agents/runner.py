@@ -50,8 +50,10 @@ def run_episode(
     Meant for ``TopK-Batch-v0`` made with ``answer="agent"`` (the agent's answer is
     scored); with ``answer="empirical"`` the environment's own answer is. The agent is
     reset with the same ``seed``. Scripted agents on a ``TopKBatchEnv`` use its sparse
-    fast path (:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_sparse`), which makes
-    exactly the draws of the dense path; anything else goes through ``env.step``.
+    fast paths (:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_sparse`, and
+    :meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one` for one pull of one arm,
+    e.g. a :class:`~agents.base.PullOne` request), which make exactly the draws of the
+    dense path; anything else goes through ``env.step``.
 
     Args:
         env: the environment (wrapped or not).
@@ -72,13 +74,19 @@ def run_episode(
     if isinstance(base, TopKBatchEnv) and isinstance(agent, ScriptedAgent):
         terminated = truncated = False
         info: dict[str, Any] = {}
+        next_step, update_one, step_one = agent.next_step, agent.update_one, base.step_one
         while not (terminated or truncated):
             if base.phase == 1:
                 obs, reward, terminated, truncated, info = base.answer_sparse(agent.recommend())
             else:
-                arms, reps = agent.next_pulls()
-                obs, reward, terminated, truncated, info = base.step_sparse(arms, reps)
-                agent.update(arms, reps, obs["counts"], obs["means"])
+                step = next_step()
+                if type(step) is int:  # one pull of one arm (a PullOne request)
+                    obs, reward, terminated, truncated, info = step_one(step)
+                    update_one(step, obs["counts"], obs["means"])
+                else:
+                    arms, reps = step
+                    obs, reward, terminated, truncated, info = base.step_sparse(arms, reps)
+                    agent.update(arms, reps, obs["counts"], obs["means"])
             total_reward += reward
             steps += 1
             if max_steps is not None and steps >= max_steps and not (terminated or truncated):

@@ -157,12 +157,11 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
         return self._after_batch()
 
     def _sample_one(self, arm: int) -> tuple[float, bool, bool, dict[str, Any]]:
-        """Pull one arm once (the fast path of ``TopK-v0``)."""
+        """Pull one arm once: one batch (``TopK-v0``'s step, ``TopKBatchEnv.step_one``)."""
         x = self._rewards.one(arm)
-        counts = self._counts
-        c = int(counts[arm]) + 1
-        counts[arm] = c
-        s = float(self._sums[arm]) + x
+        c = self._counts.item(arm) + 1
+        self._counts[arm] = c
+        s = self._sums.item(arm) + x
         self._sums[arm] = s
         self._emp[arm] = s / c
         self._pulls += 1

@@ -125,7 +125,8 @@ class TopKBatchEnv(TopKBaseEnv):
     ## Fast path for scripted agents
     :meth:`step_sparse` and :meth:`answer_sparse` take ``(arms, reps)`` and an arm set
     instead of dense vectors, validate in O(len(arms)), and return observation *views*
-    valid until the next step; they make exactly the same draws as :meth:`step`.
+    valid until the next step; :meth:`step_one` takes one arm to pull once (sequential
+    algorithms). They make exactly the same draws as :meth:`step`.
 
     ## References
     Jun, Jamieson, Nowak, Zhu. Top arm identification in multi-armed bandits with batch
@@ -337,6 +338,38 @@ class TopKBatchEnv(TopKBaseEnv):
                 raise ValueError(f"arms {arms.tolist()} must be distinct")
             reward, terminated, truncated, info = self._sample(arms, reps)
         self.action_space.sample_limit = self.pulls_left
+        self._remaining[0] = self._remaining_fraction()
+        return self._views, float(reward), bool(terminated), bool(truncated), info
+
+    def step_one(self, arm: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """One batch of one pull of ``arm``: the fast path of sequential agents.
+
+        The same draw and bookkeeping as :meth:`step` with the one-hot vector of ``arm``
+        and as ``step_sparse([arm], [1])`` (the same generator stream; in paired mode the
+        arm's next reward): one pull fits every batch model (``b >= 1``, ``r >= 1``),
+        and while the episode samples the budget has a pull left. Counts, means,
+        ``remaining`` and the action space's sampling limit are updated in O(1). Returns
+        what :meth:`step_sparse` returns: read-only observation *views* (valid until the
+        next step), the reward, ``terminated``, ``truncated`` and ``info``.
+
+        Raises:
+            ValueError: ``arm`` is not an integer in ``[0, n_arms)`` (the message names it).
+            RuntimeError: outside the sampling phase (use :meth:`answer_sparse` to answer).
+        """
+        if self._phase != SAMPLING:
+            self._check_can_step()
+            raise RuntimeError("step_one() is for sampling steps; use answer_sparse() to answer")
+        n = self.problem.n_arms
+        if type(arm) is not int:
+            if isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer)):
+                raise ValueError(f"arm={arm!r} must be an integer arm index in [0, {n})")
+            arm = int(arm)
+        if not 0 <= arm < n:
+            raise ValueError(f"arm={arm} must lie in [0, {n})")
+        reward, terminated, truncated, info = self._sample_one(arm)
+        budget = self.problem.budget
+        if budget is not None:
+            self.action_space.sample_limit = budget - self._pulls
         self._remaining[0] = self._remaining_fraction()
         return self._views, float(reward), bool(terminated), bool(truncated), info
 

@@ -6,19 +6,23 @@ N = 1000 arms, played by :func:`agents.run_episode` on
 100,000 samples/s. This script measures, for each agent:
 
 1. **full**: samples/s through ``run_episode`` (runner + base class + env), best of
-   ``--repeats`` episodes (the machine may be shared: the best run is the least disturbed);
+   ``--repeats`` episodes (the machine may be shared: the best run is the least
+   disturbed). The agents yield :class:`~agents.base.PullOne` requests, which
+   ``run_episode`` plays with the env's one-pull step
+   (:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one`), without RoundRobin;
 2. **agent only**: the agent's generator driven by a minimal stub that draws the
-   rewards itself and writes ``counts``/``means`` (no RoundRobin scheduling, no env):
-   what the algorithm's own bookkeeping costs (the "us/sample" column includes the
-   stub's ~1 us);
-3. **fast-path sketch**: the same driver but with the env's internal one-pull step
-   (``_sample_one``), i.e. what a dedicated "one pull of one arm" request type could
-   reach end to end (:func:`fast_path_sketch`);
+   rewards itself and writes ``counts``/``means`` (no base class, no env): what the
+   algorithm's own bookkeeping costs (the "us/sample" column includes the stub's ~1 us);
+3. **bare driver**: the same stub but with the env's internal one-pull step
+   (``_sample_one``: the real draw and counts/means, no validation, no observation,
+   no base class): a floor for the full path (:func:`bare_driver`; before ``PullOne``
+   existed this was the "fast-path sketch" the full path was measured against);
 
 then the framework's per-call costs in microseconds, measured with an agent that does
-no work (it yields the same one-arm request forever): the whole runner loop per
-sample, ``env.step_sparse`` alone, the base's ``next_pulls`` + ``update`` alone, and a
-bare generator resume. ``--profile NAME`` prints a cProfile of one full episode.
+no work (it yields the same ``PullOne`` forever): the whole runner loop per sample,
+``env.step_one`` and ``env.step_sparse`` alone, the base's ``next_step`` +
+``update_one`` alone, the old sparse protocol (``next_pulls`` + ``update``), and a bare
+generator resume. ``--profile NAME`` prints a cProfile of one full episode.
 
 Optionally (``--peer-venv``, default ``/work/helpers/bestarm-venv``, run only if it
 exists) it measures the PyPI library ``best-arm`` (LUCB1 and lil'UCB, best arm only)
@@ -49,7 +53,7 @@ import numpy as np
 
 import agents
 import bandit_envs  # noqa: F401  (registers the environments)
-from agents.base import Pull, ScriptedAgent
+from agents.base import PullOne, ScriptedAgent
 
 INSTANCE = "jiang2017-1-sparse"
 AGENTS = (
@@ -98,6 +102,13 @@ def full_path(
 
 
 # ------------------------------------------------------------------ agent only
+def _pulls(req) -> list[tuple[int, int]]:
+    """``(arm, reps)`` pairs of a request."""
+    if type(req) is PullOne:
+        return [(req.arm, 1)]
+    return list(zip(req.arms.tolist(), req.reps.tolist(), strict=True))
+
+
 def agent_only(
     name: str, params: dict, n_arms: int, k: int, seed: int, max_samples: int = 10**8
 ) -> tuple[int, float]:
@@ -119,7 +130,8 @@ def agent_only(
     req = next(gen)
     try:
         while samples < max_samples:
-            for i, r in zip(req.arms.tolist(), req.reps.tolist(), strict=True):
+            pulls = _pulls(req)
+            for i, r in pulls:
                 for _ in range(r):
                     if not noise:
                         noise = rng.standard_normal(65536).tolist()
@@ -135,14 +147,13 @@ def agent_only(
     return samples, clock() - start
 
 
-# ------------------------------------------------------- sketch of a fast path
-def fast_path_sketch(name: str, params: dict, n_arms: int, k: int, seed: int) -> tuple[int, float]:
-    """(samples, seconds) with the env's own one-pull step and no scheduling: a sketch.
+# ------------------------------------------------------------- bare driver
+def bare_driver(name: str, params: dict, n_arms: int, k: int, seed: int) -> tuple[int, float]:
+    """(samples, seconds) with the env's internal one-pull step and no framework: a floor.
 
-    What a "one pull of one arm" request type could cost end to end: the agent's
-    generator yields, the driver calls the env's internal one-pull step
+    The agent's generator yields, the driver calls the env's internal one-pull step
     (``_sample_one``: draw + counts/means, the env's real bookkeeping) and copies the
-    arm's count and mean into the agent. No validation, no RoundRobin, no observation.
+    arm's count and mean into the agent. No validation, no base class, no observation.
     """
     env = make_env(n_arms, k)
     env.reset(seed=seed)
@@ -158,7 +169,8 @@ def fast_path_sketch(name: str, params: dict, n_arms: int, k: int, seed: int) ->
     req = next(gen)
     try:
         while True:
-            for i, r in zip(req.arms.tolist(), req.reps.tolist(), strict=True):
+            pulls = _pulls(req)
+            for i, r in pulls:
                 for _ in range(r):
                     one(i)
                 counts[i] = env_counts[i]
@@ -177,8 +189,8 @@ class _Idle(ScriptedAgent):
 
     name = "idle"
 
-    def _run(self) -> Generator[Pull, None, np.ndarray]:
-        req = Pull(np.array([0], dtype=np.int64), np.ones(1, dtype=np.int64))
+    def _run(self) -> Generator[PullOne, None, np.ndarray]:
+        req = PullOne(0)
         while True:
             yield req
 
@@ -198,31 +210,45 @@ def framework_costs(n_arms: int, k: int, calls: int = 100_000) -> dict[str, floa
     res = agents.run_episode(env, _Idle(), seed=0)
     out["run_episode loop per sample (idle agent)"] = (clock() - start) / res.pulls * 1e6
 
-    # env.step_sparse alone
+    # the env's one-pull steps alone
     env = make_env(n_arms, k)
     env.reset(seed=0)
     base = env.unwrapped
     arms1, reps1 = np.array([3], dtype=np.int64), np.ones(1, dtype=np.int64)
+
+    def env_one(m: int) -> None:
+        step = base.step_one
+        for _ in range(m):
+            step(3)
+
+    out["env.step_one(arm)"] = _per_call(env_one, calls)
+
+    def env_core(m: int) -> None:
+        one = base._sample_one  # the draw + bookkeeping step_one ends in (internal)
+        for _ in range(m):
+            one(3)
+
+    out["  of which env._sample_one (draw + counts/means)"] = _per_call(env_core, calls)
 
     def env_steps(m: int) -> None:
         step = base.step_sparse
         for _ in range(m):
             step(arms1, reps1)
 
-    out["env.step_sparse (one arm, one pull)"] = _per_call(env_steps, calls)
+    out["env.step_sparse([arm], [1]) (the general sparse step)"] = _per_call(env_steps, calls)
 
-    def env_core(m: int) -> None:
-        one = base._sample_one  # the draw + bookkeeping step_sparse ends in (internal)
-        for _ in range(m):
-            one(3)
-
-    out["  of which env._sample_one (draw + counts/means)"] = _per_call(env_core, calls)
-
-    # base class alone: next_pulls + update, fed fake env arrays
+    # base class alone, fed fake env arrays
     agent = _Idle()
     agent.reset(base.problem, seed=0)
     fake_counts = np.ones(n_arms, dtype=np.int64)
     fake_means = np.zeros(n_arms)
+
+    def base_one(m: int) -> None:
+        nxt, upd = agent.next_step, agent.update_one
+        for _ in range(m):
+            upd(nxt(), fake_counts, fake_means)
+
+    out["base next_step + update_one (incl. generator resume)"] = _per_call(base_one, calls)
 
     def base_steps(m: int) -> None:
         nxt, upd = agent.next_pulls, agent.update
@@ -230,7 +256,7 @@ def framework_costs(n_arms: int, k: int, calls: int = 100_000) -> dict[str, floa
             a, r = nxt()
             upd(a, r, fake_counts, fake_means)
 
-    out["base next_pulls + update (incl. generator resume)"] = _per_call(base_steps, calls)
+    out["base next_pulls + update (array protocol)"] = _per_call(base_steps, calls)
     a1, r1 = agent.next_pulls()
 
     def base_updates(m: int) -> None:
@@ -357,26 +383,26 @@ def main(argv: list[str] | None = None) -> None:
     print(f"times: {'wall clock' if args.wall else 'CPU time of this process'}")
     print(
         f"{'agent':28s} {'samples':>9s} {'full /s':>10s} {'agent-only /s':>14s} "
-        f"{'agent us/sample':>16s} {'fast-path sketch /s':>20s}"
+        f"{'agent us/sample':>16s} {'bare driver /s':>15s}"
     )
     for name, params in todo:
-        best_full = best_alone = best_sketch = 0.0
+        best_full = best_alone = best_bare = 0.0
         samples = 0
         for seed in range(args.repeats):
             s, dt = full_path(name, params, n, k, seed)
             best_full = max(best_full, s / dt)
             s2, dt2 = agent_only(name, params, n, k, seed)
             best_alone = max(best_alone, s2 / dt2)
-            s3, dt3 = fast_path_sketch(name, params, n, k, seed)
-            best_sketch = max(best_sketch, s3 / dt3)
+            s3, dt3 = bare_driver(name, params, n, k, seed)
+            best_bare = max(best_bare, s3 / dt3)
             samples = s
         mark = "  <- target met" if best_full > TARGET else ""
         print(
             f"{label(name, params):28s} {samples:9d} {best_full:10,.0f} {best_alone:14,.0f} "
-            f"{1e6 / best_alone:16.2f} {best_sketch:20,.0f}{mark}"
+            f"{1e6 / best_alone:16.2f} {best_bare:15,.0f}{mark}"
         )
 
-    print("\nframework cost per sample (us), idle agent, one-arm requests:")
+    print("\nframework cost per sample (us), idle agent, PullOne requests:")
     costs = framework_costs(n, k, args.calls)
     for key, val in costs.items():
         print(f"  {key:55s} {val:8.2f}")

@@ -3,8 +3,9 @@
 * budgets (pulls and batches) are never exceeded, at any n, k, b, r, budget;
 * the answer is k distinct arms;
 * seeded runs are deterministic;
-* the dense act/observe path through ``env.step`` and ``run_episode``'s sparse fast
-  path play exactly the same episode;
+* the dense act/observe path through ``env.step`` and ``run_episode``'s fast paths
+  (``step_sparse``, and ``step_one`` for one-pull requests) play exactly the same
+  episode;
 * fixed-budget-only agents refuse fixed-confidence problems with a clear error;
 * fixed-confidence agents also run in fixed budget (anytime).
 """
@@ -88,6 +89,61 @@ def test_seeded_runs_are_deterministic_and_dense_equals_sparse(name: str) -> Non
             break
     assert list(info["recommendation"]) == list(first.recommendation)
     assert (info["pulls"], info["batches"]) == (first.pulls, first.batches)
+
+
+def _dense_episode(env: gym.Env, agent: ScriptedAgent, seed: int) -> dict:
+    obs, _ = env.reset(seed=seed)
+    agent.reset(env.unwrapped.problem, seed=seed)
+    while True:
+        action = agent.act(obs)
+        obs, reward, term, trunc, info = env.step(action)
+        agent.observe(action, obs, reward, term, trunc, info)
+        if term or trunc:
+            return info
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(2, 9),
+    k_frac=st.floats(0.0, 1.0),
+    b=st.one_of(st.none(), st.integers(1, 6)),
+    r_frac=st.floats(0.0, 1.0),
+    fixed_budget=st.booleans(),
+    paired=st.booleans(),
+    instance=st.sampled_from(["uniform-random", "jiang2017-1-sparse"]),
+    seed=st.integers(0, 1000),
+)
+def test_dense_path_equals_run_episode(name, n, k_frac, b, r_frac, fixed_budget, paired,
+                                       instance, seed) -> None:
+    """act/observe + env.step plays exactly run_episode's episode (same draws, same state).
+
+    Unpaired draws of a batch of several arms follow the order of ``arms`` in
+    ``step_sparse`` but the index order in ``step``; LUCB-style agents ask for (h, l)
+    in either order, so batches of several arms are compared in paired mode (rewards
+    indexed by arm and pull number). ``batch_size=1`` (every batch one pull: the
+    ``step_one`` path) is compared in both modes.
+    """
+    k = pick_k(name, n, 1 + int(k_frac * (n - 2)))
+    r = (3 if not fixed_budget else None) if b is None else 1 + int(r_frac * (b - 1))
+    if FIXED_BUDGET not in settings_of(name):
+        fixed_budget = False
+    if FIXED_CONFIDENCE not in settings_of(name):
+        fixed_budget = True
+    kw = {"n_arms": n, "k": k, "batch_size": b, "repeat_limit": r, "answer": "agent",
+          "instance": instance, "paired": paired or b != 1}
+    if fixed_budget:
+        kw.update(setting=FIXED_BUDGET, budget=n * 12)
+    else:
+        kw.update(setting=FIXED_CONFIDENCE, max_batches=150)
+    env = gym.make("TopK-Batch-v0", **kw)
+    fast = agents.run_episode(env, make_agent(name), seed=seed, max_steps=10**6)
+    fast_state = (env.unwrapped._counts.tolist(), env.unwrapped._sums.tolist())
+    info = _dense_episode(env, make_agent(name), seed)
+    assert list(info["recommendation"]) == list(fast.recommendation)
+    assert (info["pulls"], info["batches"]) == (fast.pulls, fast.batches)
+    assert info["aggregate_regret"] == fast.aggregate_regret
+    assert (env.unwrapped._counts.tolist(), env.unwrapped._sums.tolist()) == fast_state
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if settings_of(n) == {FIXED_BUDGET}])
