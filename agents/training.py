@@ -872,6 +872,7 @@ def train(
     torch_threads: int | None = 1,
     verbose: int = 0,
     log: Callable[[str], None] | None = print,
+    callbacks: Sequence[BaseCallback] = (),
 ) -> TrainResult:
     """Train ``algo`` on a ``TopK`` family and (optionally) save it.
 
@@ -908,6 +909,7 @@ def train(
         torch_threads: ``torch.set_num_threads`` (``None``: leave as is).
         verbose: SB3 verbosity.
         log: where progress lines go (``None``: nowhere).
+        callbacks: more stable-baselines3 callbacks (e.g. progress reporting).
     """
     if env_id in PRESETS:
         env_id, preset = PRESETS[env_id]
@@ -972,7 +974,7 @@ def train(
         save.with_name(save.name.removesuffix(".zip") + "-best.zip") if save and keep_best else None
     )
 
-    callbacks: list[BaseCallback] = []
+    callbacks = list(callbacks)
     progress = _Progress(total_timesteps, f"{algo} {env_id}") if progress_bar else None
     if progress is not None:
         callbacks.append(progress)

@@ -165,8 +165,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     try:
         from agents.training import add_train_arguments, train_from_args
     except ImportError as err:
-        print(f"topk-bench train needs stable-baselines3: pip install 'topk-bandit-envs[rl]' ({err})",
-              file=sys.stderr)
+        print(
+            f"topk-bench train needs stable-baselines3: pip install 'topk-bandit-envs[rl]' ({err})",
+            file=sys.stderr,
+        )
         return 1
     parser = argparse.ArgumentParser(
         prog="topk-bench train",

@@ -10,7 +10,12 @@ the key, e.g. ``sweeps[0].env.budget`` or ``agents[2].params.beta``.
 Two things are *not* errors but are reported through ``warn`` and left out: agents
 that are not available (not implemented or not installed yet), and (point, agent)
 pairs where the agent cannot play the point's setting (a fixed-budget-only agent on a
-fixed-confidence point).
+fixed-confidence point) or the point's ``k`` (lil'UCB, a best-arm algorithm, at k > 1).
+
+Agents named ``trained:MODEL`` play a model of the config's ``[[train]]`` tables
+(:mod:`topk_bench.models`), trained by the runner before the episodes; such an agent
+may play only points of its training family's shape (n_arms, k, batch_size,
+repeat_limit), which is checked here.
 
 Points
 ------
@@ -37,6 +42,7 @@ draws from a generator seeded by the instance name). ``n_arms`` may not use name
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import itertools
 import json
@@ -52,6 +58,7 @@ import numpy as np
 
 from topk_bench import expressions
 from topk_bench.episodes import METRICS
+from topk_bench.models import TRAINED_PREFIX, TrainSpec, check_point, parse_train
 from topk_bench.schema import ConfigError, validate
 from topk_bench.seeds import name_hash
 
@@ -92,6 +99,7 @@ class AgentSpec:
     name: str
     params: Mapping[str, Any]
     settings: frozenset[str]
+    k_values: frozenset[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,7 @@ class Point:
     env_kwargs: Mapping[str, Any]
     setting: str
     agents: tuple[str, ...]
+    k: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,7 @@ class Experiment:
     reduced: bool = False
     data: str | None = None
     skipped: tuple[str, ...] = ()
+    train: tuple[TrainSpec, ...] = ()
 
     def pairs(self) -> list[tuple[Point, AgentSpec]]:
         """Every (point, agent) that runs, in config order."""
@@ -161,6 +171,7 @@ class Experiment:
             "agents": [
                 {"label": a.label, "name": a.name, "params": dict(a.params)} for a in self.agents
             ],
+            "train": [t.describe() for t in self.train],
         }
 
 
@@ -431,7 +442,7 @@ def _agent_settings(name: str) -> frozenset[str]:
     import agents
 
     prefix, sep, _ = name.partition(":")
-    if sep and prefix in ("ppo", "a2c", "dqn"):
+    if (sep and prefix in ("ppo", "a2c", "dqn")) or name.startswith(TRAINED_PREFIX):
         from agents.policy import PolicyAgent
 
         return frozenset(PolicyAgent.settings)
@@ -439,7 +450,7 @@ def _agent_settings(name: str) -> frozenset[str]:
 
 
 def _check_agents(
-    cfg: Mapping[str, Any], warn: Warn
+    cfg: Mapping[str, Any], warn: Warn, train: tuple[TrainSpec, ...] = ()
 ) -> tuple[list[AgentSpec], list[str], set[str]]:
     import agents
 
@@ -465,6 +476,15 @@ def _check_agents(
             raise ConfigError(
                 f"{where}.params.seed: seeds are set by the runner (see topk_bench.seeds)"
             )
+        if name.startswith(TRAINED_PREFIX):
+            model = name[len(TRAINED_PREFIX) :]
+            if model not in {t.model for t in train}:
+                raise ConfigError(
+                    f"{where}.name: {name!r} names no model of the config's [[train]] "
+                    f"(declared: {', '.join(t.model for t in train) or 'none'})"
+                )
+            specs.append(AgentSpec(label, name, params, _agent_settings(name)))
+            continue
         prefix, sep, path = name.partition(":")
         if sep and prefix in ("ppo", "a2c", "dqn"):
             if not Path(path).exists():
@@ -503,7 +523,7 @@ def _check_agents(
             agents.make(name, **params)
         except (ValueError, TypeError) as err:
             raise ConfigError(f"{where}.params: {err}") from None
-        specs.append(AgentSpec(label, name, params, _agent_settings(name)))
+        specs.append(AgentSpec(label, name, params, _agent_settings(name), cls.k_values))
     return specs, skipped, set(labels)
 
 
@@ -549,7 +569,15 @@ def _build_point(raw: _RawPoint, env: dict[str, Any], all_labels: set[str]) -> P
             if name not in all_labels:
                 raise ConfigError(f"{raw.where}.agents: unknown agent label {name!r}")
     return Point(
-        raw.label, raw.panel, x_text, x_val, raw.env_id, env, setting, tuple(raw.agents or ())
+        raw.label,
+        raw.panel,
+        x_text,
+        x_val,
+        raw.env_id,
+        env,
+        setting,
+        tuple(raw.agents or ()),
+        problem.k,
     )
 
 
@@ -636,7 +664,8 @@ def load(
             + (f" ({hint})" if hint else "")
         )
 
-    specs, skipped, all_labels = _check_agents(cfg, warn)
+    train = parse_train(cfg, reduced)
+    specs, skipped, all_labels = _check_agents(cfg, warn, train)
     env_id = cfg.get("env_id", DEFAULT_ENV_ID)
     top_env = cfg.get("env", {})
     red_env = cfg.get("reduced", {}).get("env", {}) if reduced else {}
@@ -656,6 +685,8 @@ def load(
     # Which agent plays where.
     final_points = []
     cannot: dict[str, list[str]] = {}
+    wrong_k: dict[str, list[str]] = {}
+    models = {t.model: t for t in train}
     for p in points:
         allowed = p.agents or tuple(a.label for a in specs)
         playing = []
@@ -665,12 +696,17 @@ def load(
             if p.setting not in a.settings:
                 cannot.setdefault(a.label, []).append(p.label)
                 continue
+            if a.k_values is not None and p.k not in a.k_values:
+                wrong_k.setdefault(a.label, []).append(p.label)
+                continue
+            if a.name.startswith(TRAINED_PREFIX):
+                check_point(
+                    models[a.name[len(TRAINED_PREFIX) :]],
+                    p.env_kwargs,
+                    f"point {p.label!r}, agent {a.label!r}",
+                )
             playing.append(a.label)
-        final_points.append(
-            Point(
-                p.label, p.panel, p.x, p.x_value, p.env_id, p.env_kwargs, p.setting, tuple(playing)
-            )
-        )
+        final_points.append(dataclasses.replace(p, agents=tuple(playing)))
     for a in specs:
         if a.label in cannot:
             where = cannot[a.label]
@@ -679,6 +715,14 @@ def load(
                 f"agent {a.label!r} cannot play {setting} (it supports "
                 f"{', '.join(sorted(a.settings))}): skipped at {len(where)} point(s), "
                 f"e.g. {where[0]!r}"
+            )
+            warn(msg)
+            skipped.append(msg)
+        if a.label in wrong_k:
+            where = wrong_k[a.label]
+            msg = (
+                f"agent {a.label!r} identifies only k in {sorted(a.k_values or ())}: "
+                f"skipped at {len(where)} point(s), e.g. {where[0]!r}"
             )
             warn(msg)
             skipped.append(msg)
@@ -702,4 +746,5 @@ def load(
         reduced=reduced,
         data=data_path,
         skipped=tuple(skipped),
+        train=train,
     )

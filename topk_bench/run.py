@@ -2,7 +2,9 @@
 
 :func:`run_experiment` is the whole pipeline behind ``topk-bench run``:
 
-1. take the results directory (lock, manifest check: see :mod:`topk_bench.store`);
+1. take the results directory (lock, manifest check: see :mod:`topk_bench.store`),
+   and train the learned policies the experiment declares that it does not hold yet
+   (``[[train]]``, :mod:`topk_bench.models`);
 2. list the episodes ``(point, agent, run)`` with ``run < runs`` that have no row yet
    (a rerun of the same command therefore only does what is missing);
 3. cut them into :class:`~topk_bench.episodes.Chunk` s of one (point, agent) each, so
@@ -21,7 +23,9 @@ chunk at once); a rerun recomputes them, with the same seeds.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +36,8 @@ from topk_bench import seeds
 from topk_bench.backends import make_backend
 from topk_bench.config import Experiment
 from topk_bench.episodes import Chunk
-from topk_bench.store import ResultStore
+from topk_bench.models import TRAINED_PREFIX, model_path, resolve_agent, train_missing
+from topk_bench.store import ResultStore, StoreError
 
 __all__ = ["RunReport", "default_chunk_size", "plan_chunks", "run_experiment"]
 
@@ -163,6 +168,8 @@ def run_experiment(
             else backend
         )
         n_jobs = getattr(runner, "jobs", None) or jobs or 1
+        if exp.train:
+            exp = _with_models(exp, out, done, jobs or os.cpu_count() or 1, base_seed, progress)
         chunks = plan_chunks(
             exp, base_seed=base_seed, done=done, chunk_size=chunk_size, jobs=n_jobs
         )
@@ -200,6 +207,32 @@ def run_experiment(
         )
     finally:
         store.unlock()
+
+
+def _with_models(
+    exp: Experiment,
+    out: str | Path,
+    done: set[tuple[str, str, int]],
+    jobs: int,
+    base_seed: int,
+    progress: bool,
+) -> Experiment:
+    """Train the models ``exp`` declares that ``out`` lacks; point its agents at them."""
+    for spec in exp.train:
+        if model_path(out, spec.model).exists():
+            continue
+        users = {a.label for a in exp.agents if a.name == TRAINED_PREFIX + spec.model}
+        if any(agent in users for _, agent, _ in done):
+            raise StoreError(
+                f"{out}: episodes of {sorted(users)} were played by model {spec.model!r}, "
+                f"whose file {model_path(out, spec.model)} is gone: a new model would mix "
+                f"with the old one's rows; restore the file or use another --out"
+            )
+    train_missing(exp.train, exp.name, out, jobs=jobs, base_seed=base_seed, progress=progress)
+    agents = tuple(
+        dataclasses.replace(a, name=resolve_agent(a.name, exp.train, out)) for a in exp.agents
+    )
+    return dataclasses.replace(exp, agents=agents)
 
 
 def _progress(total: int, initial: int, name: str, enabled: bool) -> Any:

@@ -22,6 +22,10 @@ Top level::
     data         table            {param = str, required = bool, help = str, drop = [str]}
     plot         table            {kind = "auto"|"line"|"bar", logx = bool, logy = [str], xlabel}
     summary      table            {ratio = {metric, reference_x, name}}
+    train        [table]          models to train first (topk_bench.models): {model (req.),
+                                  preset | env_id, env, algo, policy, timesteps (req.),
+                                  num_envs, seed, algo_kwargs, reward_scale, eval_episodes}
+                                  (reduced.train overrides them in reduced mode)
 """
 
 from __future__ import annotations
@@ -69,6 +73,22 @@ _POINT = {
     },
     "required": ["label"],
 }
+_TRAIN_KEYS = {
+    "model": "str",
+    "preset": "str",
+    "env_id": "str",
+    "env": _ENV,
+    "algo": "str",
+    "policy": "str",
+    "timesteps": "posint",
+    "num_envs": "posint",
+    "seed": "int",
+    "algo_kwargs": {"type": "table", "free": True},
+    "reward_scale": "number",
+    "eval_episodes": "int",
+}
+_TRAIN = {"type": "table", "keys": _TRAIN_KEYS, "required": ["model", "timesteps"]}
+_TRAIN_OVERRIDE = {"type": "table", "keys": {k: v for k, v in _TRAIN_KEYS.items() if k != "model"}}
 SCHEMA: dict[str, Any] = {
     "type": "table",
     "keys": {
@@ -91,8 +111,10 @@ SCHEMA: dict[str, Any] = {
                 "vary": _VARY,
                 "sweeps": [_SWEEP],
                 "points": [_POINT],
+                "train": _TRAIN_OVERRIDE,
             },
         },
+        "train": [_TRAIN],
         "data": {
             "type": "table",
             "keys": {"param": "str", "required": "bool", "help": "str", "drop": ["str"]},
@@ -141,6 +163,14 @@ def _check(node: Any, value: Any, path: str) -> None:
         if node == "posint":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{where}: expected an integer >= 1, got {value!r}")
+            return
+        if node == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{where}: expected an integer >= 0, got {value!r}")
+            return
+        if node == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}: expected a number, got {_type_name(value)} {value!r}")
             return
         ok = isinstance(value, _TYPES[node]) and not (node == "scalar" and isinstance(value, bool))
         if not ok:

@@ -27,7 +27,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["agent_seed", "env_seed", "name_hash"]
+__all__ = ["agent_seed", "derived_seed", "env_seed", "name_hash"]
 
 _MASK63 = (1 << 63) - 1
 _ENV, _AGENT = 0, 1
@@ -60,3 +60,14 @@ def agent_seed(experiment: str, point: str, run: int, agent: str, base_seed: int
             name_hash(agent),
         ]
     )
+
+
+def derived_seed(kind: str, base_seed: int, *parts: str | int) -> int:
+    """A seed for anything else (e.g. training a model): from ``kind``, the base seed and ``parts``.
+
+    Strings are hashed with :func:`name_hash`, integers used as they are; ``kind``
+    keeps these seeds apart from the episode seeds above.
+    """
+    words = [2, name_hash(kind), int(base_seed)]
+    words += [name_hash(p) if isinstance(p, str) else int(p) for p in parts]
+    return _seed(words)

@@ -190,7 +190,20 @@ class ResultStore:
                     f"{where}: agent {a['label']!r} was run with other parameters "
                     f"({b['name']} {_canon(b['params'])}); use another --out"
                 )
+        old_models = {t["model"]: t for t in old.get("train", [])}
+        for t in new.get("train", []):
+            u = old_models.get(t["model"])
+            if u is not None and _canon(u) != _canon(t):
+                raise StoreError(
+                    f"{where}: model {t['model']!r} was trained with other settings "
+                    f"({_canon(u)}); use another --out"
+                )
         merged = dict(new)
+        new_models = {t["model"] for t in new.get("train", [])}
+        merged["train"] = [
+            *new.get("train", []),
+            *[t for t in old.get("train", []) if t["model"] not in new_models],
+        ]
         new_point_labels = {p["label"] for p in new["points"]}
         merged["points"] = [
             *new["points"],

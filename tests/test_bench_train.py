@@ -1,0 +1,239 @@
+"""Experiments that train learned policies first (``[[train]]``, topk_bench.models)."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+from gymnasium.utils import seeding
+
+pytest.importorskip("stable_baselines3")
+
+import agents  # noqa: E402
+from topk_bench import models, seeds  # noqa: E402
+from topk_bench.config import load  # noqa: E402
+from topk_bench.episodes import make_agent, make_env  # noqa: E402
+from topk_bench.run import run_experiment  # noqa: E402
+from topk_bench.schema import ConfigError  # noqa: E402
+from topk_bench.store import StoreError, read_results  # noqa: E402
+
+FAMILY = {
+    "instance": "beta-random",
+    "instance_params": {"a": 5.0, "b": 5.0},
+    "n_arms": 4,
+    "k": 2,
+    "budget": 16,
+}
+TINY = {"n_steps": 16, "batch_size": 32, "n_epochs": 1}
+
+
+def config(**over):
+    cfg = {
+        "name": "tiny-learned",
+        "metrics": ["aggregate_regret", "misidentified"],
+        "runs": 3,
+        "env": dict(FAMILY),
+        "train": [
+            {
+                "model": "std",
+                "env_id": "TopK-v0",
+                "env": dict(FAMILY),
+                "timesteps": 64,
+                "num_envs": 2,
+                "eval_episodes": 0,
+                "algo_kwargs": dict(TINY),
+            },
+            {
+                "model": "bat",
+                "env_id": "TopK-Batch-v0",
+                "env": {**FAMILY, "batch_size": 4, "repeat_limit": 2},
+                "timesteps": 64,
+                "num_envs": 2,
+                "eval_episodes": 0,
+                "algo_kwargs": dict(TINY),
+            },
+        ],
+        "agents": [
+            {"name": "trained:std", "label": "PPO-std"},
+            {"name": "trained:bat", "label": "PPO-bat"},
+            {"name": "uniform"},
+        ],
+        "points": [
+            {
+                "label": "one",
+                "env": {"batch_size": 1, "repeat_limit": 1},
+                "agents": ["PPO-std", "uniform"],
+            },
+            {
+                "label": "batch",
+                "env": {"batch_size": 4, "repeat_limit": 2, "invalid_action": "project"},
+                "agents": ["PPO-bat", "uniform"],
+            },
+        ],
+    }
+    cfg.update(over)
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("learned")
+    exp = load(config())
+    report = run_experiment(exp, out, jobs=1, progress=False)
+    return exp, out, report
+
+
+def test_models_are_trained_then_played(trained):
+    exp, out, report = trained
+    for model in ("std", "bat"):
+        path = models.model_path(out, model)
+        assert path.exists() and path.with_suffix(".json").exists()
+        assert not list(path.parent.glob(".tmp-*"))  # nothing half-written left behind
+    df = read_results(out)
+    assert report.ran == len(df) == 4 * 3
+    ppo = df[df["agent"] == "PPO-std"]
+    assert len(ppo) == 3 and set(ppo["point"]) == {"one"}
+    assert ppo["agent_name"].iloc[0] == f"ppo:{models.model_path(out, 'std').resolve()}"
+    assert (df["pulls"] <= FAMILY["budget"]).all()
+
+
+def test_rerun_trains_nothing_and_runs_nothing(trained):
+    exp, out, _ = trained
+    before = {m: os.stat(models.model_path(out, m)).st_mtime_ns for m in ("std", "bat")}
+    report = run_experiment(load(config()), out, jobs=1, progress=False)
+    assert report.ran == 0
+    after = {m: os.stat(models.model_path(out, m)).st_mtime_ns for m in ("std", "bat")}
+    assert after == before
+
+
+def test_rows_replay_with_the_saved_model(trained):
+    """A stored row is reproduced by loading the saved model and replaying its seeds."""
+    exp, out, _ = trained
+    df = read_results(out)
+    point = next(p for p in exp.points if p.label == "batch")
+    rows = list(df[df["agent"] == "PPO-bat"].itertuples())
+    assert len(rows) == 3
+    for row in rows:
+        env = make_env(point.env_id, point.env_kwargs)
+        agent = make_agent(row.agent_name, {})
+        env.unwrapped.np_random = seeding.np_random(int(row.seed))[0]
+        agent.seed = int(row.agent_seed)
+        result = agents.run_episode(env, agent, seed=None)
+        assert result.aggregate_regret == pytest.approx(row.aggregate_regret)
+        assert " ".join(map(str, result.recommendation.tolist())) == row.recommendation
+
+
+def test_changed_training_settings_are_refused(trained):
+    _, out, _ = trained
+    cfg = config()
+    cfg["train"][0]["timesteps"] = 128
+    with pytest.raises(StoreError, match="model 'std' was trained with other settings"):
+        run_experiment(load(cfg), out, jobs=1, progress=False)
+
+
+def test_lost_model_with_rows_is_refused(tmp_path):
+    cfg = config(runs=1)
+    cfg["train"] = cfg["train"][:1]
+    cfg["agents"] = [cfg["agents"][0], cfg["agents"][2]]
+    cfg["points"] = cfg["points"][:1]
+    run_experiment(load(cfg), tmp_path, jobs=1, progress=False)
+    models.model_path(tmp_path, "std").unlink()
+    with pytest.raises(StoreError, match="whose file .* is gone"):
+        run_experiment(load(cfg), tmp_path, jobs=1, progress=False)
+
+
+def test_training_seed_is_a_function_of_names():
+    spec = load(config()).train[0]
+    a = models.train_seed("e", spec, 0)
+    assert a == models.train_seed("e", spec, 0)
+    assert a != models.train_seed("e", spec, 1) != models.train_seed("f", spec, 0)
+    assert 0 <= a < 2**31
+    assert seeds.derived_seed("train", 0, "x", 1) != seeds.derived_seed("other", 0, "x", 1)
+
+
+def test_reduced_train_overrides_every_model():
+    cfg = config(reduced={"train": {"timesteps": 32}})
+    assert [t.timesteps for t in load(cfg, reduced=True).train] == [32, 32]
+    assert [t.timesteps for t in load(cfg).train] == [64, 64]
+
+
+def test_presets_fill_the_family():
+    cfg = config()
+    cfg["train"] = [{"model": "p", "preset": "standard", "timesteps": 10}]
+    cfg["agents"] = [{"name": "trained:p", "label": "PPO"}, {"name": "uniform"}]
+    cfg["env"] = {"instance": "beta-random", "instance_params": {"a": 5.0, "b": 5.0}}
+    cfg["points"] = [
+        {
+            "label": "p",
+            "env": {"n_arms": 10, "k": 3, "budget": 200, "batch_size": 1, "repeat_limit": 1},
+        }
+    ]
+    spec = load(cfg).train[0]
+    assert spec.env_id == "TopK-v0" and spec.env_kwargs["n_arms"] == 10
+
+
+def _bad(path, update):
+    cfg = config()
+    update(cfg)
+    with pytest.raises(ConfigError, match=path):
+        load(cfg)
+
+
+def _set(i, **values):
+    return lambda c: c["train"][i].update(values)
+
+
+def _preset_nope(c):
+    c["train"][0].pop("env_id")
+    c["train"][0]["preset"] = "nope"
+
+
+def _dqn_arm_set(c):
+    c["train"][0].update(algo="dqn", policy="arm-set")
+
+
+BAD_TRAIN = [
+    (r"agents\[0\]\.name: 'trained:std' names no model", lambda c: c.update(train=c["train"][1:])),
+    (r"train\[0\]\.timesteps: required", lambda c: c["train"][0].pop("timesteps")),
+    (r"train\[0\]\.timesteps: expected an integer >= 1", _set(0, timesteps=0)),
+    (r"train\[0\]\.seed: expected an integer >= 0", _set(0, seed=-1)),
+    (r"train\[0\]: give exactly one of preset", _set(0, preset="standard")),
+    (r"train\[0\]\.preset: unknown preset 'nope'", _preset_nope),
+    (r"train\[0\]\.algo: 'sac' must be one of", _set(0, algo="sac")),
+    (r"train\[0\]\.model: '\.\./x' must be a plain file name", _set(0, model="../x")),
+    (r"train\[1\]\.model: model 'std' is declared twice", _set(1, model="std")),
+    (r"train\[0\]\.env: ", lambda c: c["train"][0]["env"].update(k=9)),
+    (r"train\[0\]\.wrong: unknown key", _set(0, wrong=1)),
+    (r"reduced\.train\.model: unknown key", lambda c: c.update(reduced={"train": {"model": "x"}})),
+    (r"train\[0\]\.algo: DQN needs", _dqn_arm_set),
+    (r"train\[0\]\.reward_scale: must be > 0", _set(0, reward_scale=0)),
+]
+
+
+@pytest.mark.parametrize(("message", "update"), BAD_TRAIN)
+def test_bad_train_configs_name_the_key(message, update):
+    _bad(message, update)
+
+
+def test_model_plays_only_points_of_its_shape():
+    def everywhere(c):
+        c["points"][1]["agents"].append("PPO-std")
+
+    _bad(r"point 'batch', agent 'PPO-std'.*batch_size=1 but the point has batch_size=4", everywhere)
+
+
+def test_best_arm_agent_is_skipped_where_k_above_one():
+    cfg = {
+        "name": "k-filter",
+        "metrics": ["misidentified"],
+        "runs": 1,
+        "env": {"instance": "jun2016-sparse", "n_arms": 6, "budget": 60},
+        "agents": [{"name": "lil_ucb"}, {"name": "uniform"}],
+        "sweeps": [{"vary": {"k": [1, 2]}, "x": "k"}],
+    }
+    warned: list[str] = []
+    exp = load(copy.deepcopy(cfg), warn=warned.append)
+    playing = {p.k: p.agents for p in exp.points}
+    assert playing == {1: ("lil_ucb", "uniform"), 2: ("uniform",)}
+    assert any("lil_ucb" in w and "only k in [1]" in w for w in warned)

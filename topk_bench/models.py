@@ -1,0 +1,395 @@
+"""Learned policies an experiment trains before it runs (its ``[[train]]`` tables).
+
+An experiment that compares learned and scripted agents declares the models it needs::
+
+    [[train]]
+    model = "ppo-standard"        # name; saved as OUT/models/ppo-standard.zip (+ .json)
+    preset = "standard"           # a family of agents.training.PRESETS (or env_id + env)
+    timesteps = 960000            # training steps, all parallel envs together
+    num_envs = 32
+    algo_kwargs = { n_steps = 64 }
+
+    [[agents]]
+    name = "trained:ppo-standard" # plays the model above through agents.PolicyAgent
+    label = "PPO"
+
+``topk-bench run`` first trains every declared model that ``OUT/models`` does not hold
+yet (models in parallel processes, at most ``--jobs`` of them, one torch thread each),
+then runs the episodes as usual; ``trained:NAME`` becomes ``ALGO:OUT/models/NAME.zip``.
+A rerun finds the models and does not train again, so evaluation resumes with the
+same models. Training is seeded by (base seed, experiment, model, ``seed``) and uses
+a fixed number of steps, so the same command trains the same model (up to
+floating-point differences across machines). A model is written under a temporary
+name and renamed when complete: an interrupted training leaves nothing half-written.
+
+Keys of a ``[[train]]`` table (see :func:`agents.training.train` for their meaning):
+``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``,
+``algo`` (``ppo``), ``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs``
+(8), ``seed`` (0), ``algo_kwargs``, ``reward_scale`` (10), ``eval_episodes`` (100:
+validation episodes at the end that choose whether the policy plays its most likely
+action or samples). ``reduced.train`` overrides any of them but ``model`` for every
+model in reduced mode (e.g. ``{ timesteps = 2048 }``).
+
+With ``--backend ray`` models are trained on this machine; workers on other machines
+must see the results directory at the same path (a shared file system).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from queue import Empty as EmptyQueue
+from typing import Any
+
+from topk_bench import seeds
+from topk_bench.schema import ConfigError
+
+__all__ = [
+    "TRAINED_PREFIX",
+    "TrainSpec",
+    "model_path",
+    "parse_train",
+    "resolve_agent",
+    "train_missing",
+]
+
+#: Agent names ``trained:MODEL`` refer to a model of the experiment's ``[[train]]``.
+TRAINED_PREFIX = "trained:"
+MODELS_DIR = "models"
+_OVERRIDABLE = (
+    "preset",
+    "env_id",
+    "env",
+    "algo",
+    "policy",
+    "timesteps",
+    "num_envs",
+    "seed",
+    "algo_kwargs",
+    "reward_scale",
+    "eval_episodes",
+)
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """One model to train: a family (env id + kwargs) and the training settings."""
+
+    model: str
+    env_id: str
+    env_kwargs: Mapping[str, Any]
+    timesteps: int
+    algo: str = "ppo"
+    policy: str = "arm-set"
+    num_envs: int = 8
+    seed: int = 0
+    algo_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    reward_scale: float = 10.0
+    eval_episodes: int = 100
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able form (stored in the results directory's manifest)."""
+        out = asdict(self)
+        out["env_kwargs"] = dict(self.env_kwargs)
+        out["algo_kwargs"] = dict(self.algo_kwargs)
+        return out
+
+
+def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
+    from agents.training import ALGOS, PRESETS
+
+    model = entry["model"]
+    if not model or "/" in model or "\\" in model or model.startswith("."):
+        raise ConfigError(f"{where}.model: {model!r} must be a plain file name (no path)")
+    if ("preset" in entry) == ("env_id" in entry):
+        raise ConfigError(
+            f"{where}: give exactly one of preset (one of {sorted(PRESETS)}) and env_id"
+        )
+    if "preset" in entry:
+        if entry["preset"] not in PRESETS:
+            raise ConfigError(
+                f"{where}.preset: unknown preset {entry['preset']!r} (known: {sorted(PRESETS)})"
+            )
+        env_id, base = PRESETS[entry["preset"]]
+    else:
+        env_id, base = entry["env_id"], {}
+        if env_id not in ("TopK-v0", "TopK-Batch-v0"):
+            raise ConfigError(f"{where}.env_id: {env_id!r} must be 'TopK-v0' or 'TopK-Batch-v0'")
+    algo = entry.get("algo", "ppo")
+    if algo not in ALGOS:
+        raise ConfigError(f"{where}.algo: {algo!r} must be one of {sorted(ALGOS)}")
+    policy = entry.get("policy", "mlp" if algo == "dqn" else "arm-set")
+    if policy not in ("arm-set", "mlp"):
+        raise ConfigError(f"{where}.policy: {policy!r} must be 'arm-set' or 'mlp'")
+    if algo == "dqn" and (policy != "mlp" or env_id != "TopK-v0"):
+        raise ConfigError(f"{where}.algo: DQN needs policy='mlp' and env_id='TopK-v0'")
+    reward_scale = entry.get("reward_scale", 10.0)
+    if not reward_scale > 0:
+        raise ConfigError(f"{where}.reward_scale: must be > 0, got {reward_scale!r}")
+    return TrainSpec(
+        model=model,
+        env_id=env_id,
+        env_kwargs={**base, **dict(entry.get("env", {}))},
+        timesteps=entry["timesteps"],
+        algo=algo,
+        policy=policy,
+        num_envs=entry.get("num_envs", 8),
+        seed=entry.get("seed", 0),
+        algo_kwargs=dict(entry.get("algo_kwargs", {})),
+        reward_scale=float(reward_scale),
+        eval_episodes=entry.get("eval_episodes", 100),
+    )
+
+
+def parse_train(cfg: Mapping[str, Any], reduced: bool = False) -> tuple[TrainSpec, ...]:
+    """The checked ``[[train]]`` tables of a validated config (``reduced.train`` applied)."""
+    entries = cfg.get("train", [])
+    if not entries:
+        return ()
+    try:
+        import agents.training  # noqa: F401
+    except ImportError as err:
+        raise ConfigError(
+            f"train: training needs stable-baselines3 and torch ({err}); "
+            f"install the extra: pip install 'topk-bandit-envs[rl]'"
+        ) from None
+    override = dict(cfg.get("reduced", {}).get("train", {})) if reduced else {}
+    specs: list[TrainSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        where = f"train[{i}]"
+        merged = {**entry, **override}
+        if "preset" in override and "env_id" in entry:
+            merged.pop("env_id")
+        if "env_id" in override and "preset" in entry:
+            merged.pop("preset")
+        spec = _spec(merged, where)
+        if spec.model in seen:
+            raise ConfigError(f"{where}.model: model {spec.model!r} is declared twice")
+        seen.add(spec.model)
+        _check_family(spec, where)
+        specs.append(spec)
+    return tuple(specs)
+
+
+def _check_family(spec: TrainSpec, where: str) -> None:
+    """Build the training family once (bad env kwargs fail before any work starts)."""
+    import gymnasium as gym
+
+    import bandit_envs  # noqa: F401
+
+    kwargs = dict(spec.env_kwargs)
+    if spec.env_id == "TopK-Batch-v0":
+        kwargs.setdefault("invalid_action", "project")
+        if kwargs["invalid_action"] != "project":
+            raise ConfigError(f"{where}.env.invalid_action: training needs 'project'")
+    try:
+        gym.make(spec.env_id, disable_env_checker=True, **kwargs).close()
+    except Exception as err:
+        raise ConfigError(f"{where}.env: {err}") from None
+
+
+def evaluation_kwargs(spec: TrainSpec) -> dict[str, Any]:
+    """The ``TopK-Batch-v0`` kwargs a model of ``spec`` is played on (the benchmark form)."""
+    from agents.training import _training_kwargs, evaluation_env
+
+    _, kwargs = evaluation_env(spec.env_id, _training_kwargs(spec.env_id, spec.env_kwargs))
+    return kwargs
+
+
+def check_point(spec: TrainSpec, point_env: Mapping[str, Any], where: str) -> None:
+    """A model plays only points of its family's shape (arms, k, batch, repeat limit)."""
+    family = evaluation_kwargs(spec)
+    defaults = {"batch_size": None, "repeat_limit": None}
+    for key in ("n_arms", "k", "batch_size", "repeat_limit"):
+        want = family.get(key, defaults.get(key))
+        got = point_env.get(key, defaults.get(key))
+        if want != got:
+            raise ConfigError(
+                f"{where}: model {spec.model!r} was trained with {key}={want!r} but the point "
+                f"has {key}={got!r}; restrict the point's agents (points[i].agents) or train "
+                f"a model of that shape"
+            )
+
+
+def model_path(out: str | os.PathLike[str], model: str) -> Path:
+    """Where the results directory ``out`` keeps ``model`` (``OUT/models/MODEL.zip``)."""
+    return Path(out) / MODELS_DIR / f"{model}.zip"
+
+
+def resolve_agent(name: str, specs: Sequence[TrainSpec], out: str | os.PathLike[str]) -> str:
+    """``trained:MODEL`` -> ``ALGO:ABSOLUTE_PATH`` (other names unchanged)."""
+    if not name.startswith(TRAINED_PREFIX):
+        return name
+    model = name[len(TRAINED_PREFIX) :]
+    spec = next(s for s in specs if s.model == model)
+    return f"{spec.algo}:{model_path(out, model).resolve()}"
+
+
+def train_seed(experiment: str, spec: TrainSpec, base_seed: int = 0) -> int:
+    """Training seed from (base seed, experiment, model, ``spec.seed``): 31 bits."""
+    return seeds.derived_seed("train", base_seed, experiment, spec.model, spec.seed) % (2**31)
+
+
+def _reporter(queue: Any, model: str, every: float = 1.0) -> Any:
+    """An SB3 callback that puts ``(model, timesteps)`` on ``queue`` about every ``every`` s."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class _Report(BaseCallback):
+        last = 0.0
+
+        def _on_step(self) -> bool:
+            now = time.monotonic()
+            if now - self.last >= every:
+                queue.put((model, self.num_timesteps))
+                self.last = now
+            return True
+
+        def _on_training_end(self) -> None:
+            queue.put((model, self.num_timesteps))
+
+    return _Report()
+
+
+def _train_one(
+    spec: TrainSpec,
+    experiment: str,
+    out: str,
+    base_seed: int,
+    progress: bool,
+    queue: Any = None,
+) -> tuple[str, float, str]:
+    """Train ``spec`` and save it atomically; returns (model, seconds, last log line).
+
+    ``progress``: a tqdm bar in this process; ``queue``: report the steps there instead.
+    """
+    from agents.training import train
+
+    final = model_path(out, spec.model)
+    tmp_dir = final.parent / f".tmp-{spec.model}-{os.getpid()}"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    log_path = final.with_suffix(".log")
+    lines: list[str] = []
+    with open(log_path, "a", encoding="utf-8") as log_file:
+
+        def log(msg: str) -> None:
+            lines.append(msg)
+            log_file.write(msg + "\n")
+            log_file.flush()
+
+        start = time.perf_counter()
+        train(
+            spec.env_id,
+            spec.env_kwargs,
+            algo=spec.algo,
+            policy=spec.policy,
+            total_timesteps=spec.timesteps,
+            num_envs=spec.num_envs,
+            seed=train_seed(experiment, spec, base_seed),
+            algo_kwargs=spec.algo_kwargs,
+            reward_scale=spec.reward_scale,
+            eval_episodes=spec.eval_episodes,
+            save_path=tmp_dir / final.name,
+            progress_bar=progress,
+            torch_threads=1,
+            log=log,
+            callbacks=[_reporter(queue, spec.model)] if queue is not None else (),
+        )
+    tmp_model = tmp_dir / final.name
+    os.replace(tmp_model.with_suffix(".json"), final.with_suffix(".json"))
+    os.replace(tmp_model, final)  # last: the .zip marks a complete model
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    done = [line for line in lines if line.startswith("trained ")]
+    return spec.model, time.perf_counter() - start, done[-1] if done else ""
+
+
+def train_missing(
+    specs: Sequence[TrainSpec],
+    experiment: str,
+    out: str | os.PathLike[str],
+    *,
+    jobs: int = 1,
+    base_seed: int = 0,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> list[str]:
+    """Train the models of ``specs`` that ``out`` does not hold; return their names.
+
+    Up to ``jobs`` models train at once, each in its own process (one torch thread).
+    """
+    say = log or (lambda msg: print(msg, file=sys.stderr))
+    todo = [s for s in specs if not model_path(out, s.model).exists()]
+    if not todo:
+        return []
+    model_path(out, todo[0].model).parent.mkdir(parents=True, exist_ok=True)
+    for spec in todo:
+        say(
+            f"training {spec.model}: {spec.algo} on {spec.env_id}, {spec.timesteps} steps, "
+            f"{spec.num_envs} envs (log: {model_path(out, spec.model).with_suffix('.log')})"
+        )
+    workers = max(1, min(jobs, len(todo)))
+    if workers == 1:
+        results = [_train_one(s, experiment, str(out), base_seed, progress) for s in todo]
+    else:
+        results = _train_parallel(todo, experiment, str(out), base_seed, workers, progress)
+    for model, seconds, last in results:
+        say(f"{model}: {last} ({seconds:.0f} s in all, saved {model_path(out, model)})")
+    return [s.model for s in todo]
+
+
+def _train_parallel(
+    todo: Sequence[TrainSpec],
+    experiment: str,
+    out: str,
+    base_seed: int,
+    workers: int,
+    progress: bool,
+) -> list[tuple[str, float, str]]:
+    """Train ``todo`` in ``workers`` processes, with one progress bar over all their steps."""
+    ctx = multiprocessing.get_context("spawn")  # torch and forked parents do not mix
+    total = {s.model: s.timesteps for s in todo}
+    seen = dict.fromkeys(total, 0)
+    bar = _bar(sum(total.values()), progress)
+    with ctx.Manager() as manager, ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        queue = manager.Queue()
+        futures = [
+            pool.submit(_train_one, s, experiment, out, base_seed, False, queue) for s in todo
+        ]
+
+        def drain(timeout: float) -> None:
+            try:
+                while True:
+                    model, steps = queue.get(timeout=timeout)
+                    steps = min(int(steps), total[model])
+                    if bar is not None and steps > seen[model]:
+                        bar.update(steps - seen[model])
+                    seen[model] = max(seen[model], steps)
+                    timeout = 0.0  # then take whatever else is there, without waiting
+            except (EmptyQueue, EOFError):
+                return
+
+        try:
+            while not all(f.done() for f in futures):
+                drain(0.5)
+            drain(0.0)
+            return [f.result() for f in futures]
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def _bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ModuleNotFoundError:  # pragma: no cover - depends on the install
+        return None
+    return tqdm(total=total, desc="training", unit="step", unit_scale=True, smoothing=0.1)
