@@ -294,8 +294,9 @@ class TopKBatchEnv(TopKBaseEnv):
     ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """One batch given as distinct ``arms`` pulled ``reps`` times each (empty: stop).
 
-        The same draws and bookkeeping as :meth:`step` with the equivalent dense vector,
-        validated in O(len(arms)). The returned observation holds read-only *views* of
+        The same draws and bookkeeping as :meth:`step` with the equivalent dense vector
+        (``arms`` in any order: they are drawn in index order, as ``step`` draws them),
+        validated in O(len(arms) log len(arms)). The returned observation holds read-only *views* of
         the env's state: valid until the next step, copy them to keep them.
         """
         self._check_can_step()
@@ -334,8 +335,12 @@ class TopKBatchEnv(TopKBaseEnv):
             left = self.pulls_left
             if left is not None and total > left:
                 raise ValueError(f"{total} pulls asked but the budget has {left} left")
-            if arms.shape[0] > 1 and np.unique(arms).shape[0] != arms.shape[0]:
-                raise ValueError(f"arms {arms.tolist()} must be distinct")
+            if arms.shape[0] > 1 and not (arms[1:] > arms[:-1]).all():
+                # Draw in index order, as step() does with the dense vector.
+                order = np.argsort(arms, kind="stable")
+                if not (np.diff(arms[order]) > 0).all():
+                    raise ValueError(f"arms {arms.tolist()} must be distinct")
+                arms, reps = arms[order], reps[order]
             reward, terminated, truncated, info = self._sample(arms, reps)
         self.action_space.sample_limit = self.pulls_left
         self._remaining[0] = self._remaining_fraction()

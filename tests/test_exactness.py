@@ -133,6 +133,24 @@ def test_sparse_path_makes_the_same_draws_as_dense_step() -> None:
     assert info_d["aggregate_regret"] == info_s["aggregate_regret"]
 
 
+@pytest.mark.parametrize("paired", [False, True])
+def test_sparse_path_draws_unsorted_arms_in_index_order(paired: bool) -> None:
+    """``step_sparse`` with arms out of order makes the draws of ``step`` (index order)."""
+    kw = {"n_arms": 6, "k": 2, "batch_size": 5, "repeat_limit": 3, "budget": 60,
+          "answer": "agent", "paired": paired}
+    dense = gym.make("TopK-Batch-v0", **kw).unwrapped
+    sparse = gym.make("TopK-Batch-v0", **kw).unwrapped
+    dense.reset(seed=1)
+    sparse.reset(seed=1)
+    for arms, reps in [([3, 1], [1, 2]), ([5, 0, 2], [2, 1, 2]), ([4, 1], [3, 1])] * 3:
+        action = np.zeros(6, dtype=np.int64)
+        action[arms] = reps
+        od, *_ = dense.step(action)
+        os_, *_ = sparse.step_sparse(np.array(arms), np.array(reps))
+        assert np.array_equal(od["counts"], os_["counts"])
+        assert np.array_equal(od["means"], os_["means"])
+
+
 def test_sigma_argument_overrides_the_instances_sigma() -> None:
     env = gym.make("TopK-Batch-v0", instance="jiang2017-1-sparse", n_arms=4, k=1, sigma=0.3,
                    batch_size=None, budget=10**6, shuffle=False)
