@@ -158,3 +158,25 @@ def test_train_subcommand_help(capsys) -> None:
         main(["train", "--help"])
     assert exit_info.value.code == 0
     assert "--timesteps" in capsys.readouterr().out
+
+
+def test_closed_stdout_exits_quietly() -> None:
+    """`topk-bench list | head -1`: a reader that leaves early gives no traceback."""
+    import os
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe now fails with EPIPE
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; from topk_bench.cli import main; sys.exit(main())",
+             "list"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr

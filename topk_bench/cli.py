@@ -17,6 +17,7 @@ Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import warnings
@@ -329,6 +330,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `topk-bench check NAME | head`: the reader left
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit-time flush cannot fail
+        return 1
     except RuntimeError as err:  # an episode failed: the message names it and its seeds
         print(f"topk-bench: {err}", file=sys.stderr)
         return 1
