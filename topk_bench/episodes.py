@@ -27,7 +27,7 @@ from gymnasium.utils import seeding
 import agents
 import bandit_envs  # noqa: F401  (registers the environment ids)
 
-__all__ = ["BINARY_METRICS", "Chunk", "METRICS", "ROW_COLUMNS", "run_chunk"]
+__all__ = ["BINARY_METRICS", "Chunk", "METRICS", "METRIC_RANGES", "ROW_COLUMNS", "run_chunk"]
 
 #: Metric name -> meaning. Every row holds all of them.
 METRICS: dict[str, str] = {
@@ -44,6 +44,19 @@ METRICS: dict[str, str] = {
 }
 #: Metrics that are 0/1 per episode (their confidence interval is Wilson's).
 BINARY_METRICS = frozenset({"misidentified", "failure", "truncated"})
+#: The range every episode's value of a metric lies in (so its mean does too); the
+#: summary intersects confidence intervals with it. Metrics not listed are unbounded.
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    "aggregate_regret": (0.0, math.inf),
+    "misidentified": (0.0, 1.0),
+    "precision": (0.0, 1.0),
+    "fnr": (0.0, 1.0),
+    "failure": (0.0, 1.0),
+    "pulls": (0.0, math.inf),
+    "batches": (0.0, math.inf),
+    "max_pulls_per_arm": (0.0, math.inf),
+    "truncated": (0.0, 1.0),
+}
 
 #: Columns of a result row, in order.
 ROW_COLUMNS: tuple[str, ...] = (

@@ -2,18 +2,52 @@
 
 Numeric x values give lines with a shaded 95% confidence band per agent; labels
 (e.g. Shahrampour's setups) give grouped bars with 95% error bars. The intervals are
-those of :mod:`topk_bench.summary`.
+those of :mod:`topk_bench.summary`. Variants of one algorithm (agents with the same
+registry name, e.g. jiang2017's faithful and heuristic parameter sets) share a colour
+and differ in line style (bars: hatching). A log x axis is labelled at the x values of
+the data when there are at most 12 of them.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["plot_dir", "plot_summary"]
+__all__ = ["agent_styles", "grid_shape", "plot_dir", "plot_summary"]
+
+_LINESTYLES = ("-", "--", ":", "-.")
+_HATCHES = ("", "//", "..", "xx")
+
+
+def grid_shape(n_panels: int) -> tuple[int, int]:
+    """(rows, columns) of the subplot grid: at most 3 columns, no row left mostly empty."""
+    if n_panels < 1:
+        raise ValueError(f"n_panels={n_panels} must be >= 1")
+    rows = math.ceil(n_panels / 3)
+    return rows, math.ceil(n_panels / rows)
+
+
+def agent_styles(
+    labels: Sequence[str], names: Mapping[str, str] | None = None
+) -> dict[str, tuple[int, int]]:
+    """Label -> (colour index, variant index): one colour per registry name, in order.
+
+    ``names`` maps a label to its agent's registry name; labels without one are their
+    own algorithm. The variant index counts earlier labels of the same name.
+    """
+    names = names or {}
+    colour: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    styles = {}
+    for label in labels:
+        name = names.get(label, label)
+        colour.setdefault(name, len(colour))
+        styles[label] = (colour[name], seen.get(name, 0))
+        seen[name] = seen.get(name, 0) + 1
+    return styles
 
 
 def _plt() -> Any:
@@ -36,8 +70,12 @@ def plot_summary(
     kind: str = "auto",
     logx: bool = False,
     logy: Sequence[str] = (),
+    agent_names: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Draw every metric of ``summary`` (:func:`topk_bench.summary.summarize`); return the PNGs."""
+    """Draw every metric of ``summary`` (:func:`topk_bench.summary.summarize`); return the PNGs.
+
+    ``agent_names`` (label -> registry name) lets variants of one algorithm share a colour.
+    """
     import numpy as np
 
     plt = _plt()
@@ -47,10 +85,11 @@ def plot_summary(
     for metric, mdf in summary.groupby("metric", sort=False):
         panels = list(dict.fromkeys(mdf["panel"]))
         agents = list(dict.fromkeys(mdf["agent"]))
-        cols = min(3, len(panels))
-        rows = math.ceil(len(panels) / cols)
+        rows, cols = grid_shape(len(panels))
         fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
-        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        styles = agent_styles(agents, agent_names)
+        colors = [palette[styles[a][0] % len(palette)] for a in agents]
         for ax, panel in zip(axes.flat, panels, strict=False):
             pdf = mdf[mdf["panel"] == panel]
             numeric = bool(pdf["x_value"].notna().all())
@@ -74,7 +113,9 @@ def plot_summary(
                         width,
                         yerr=np.nan_to_num(err),
                         label=agent,
-                        color=colors[j % len(colors)],
+                        color=colors[j],
+                        hatch=_HATCHES[styles[agent][1] % len(_HATCHES)] or None,
+                        edgecolor="white" if styles[agent][1] else None,
                         capsize=2,
                     )
                 ax.set_xticks(np.arange(len(xs)))
@@ -84,8 +125,16 @@ def plot_summary(
                     adf = pdf[pdf["agent"] == agent].sort_values("x_value")
                     if adf.empty:
                         continue
-                    color = colors[j % len(colors)]
-                    ax.plot(adf["x_value"], adf["mean"], marker="o", ms=3, label=agent, color=color)
+                    color = colors[j]
+                    ax.plot(
+                        adf["x_value"],
+                        adf["mean"],
+                        marker="o",
+                        ms=3,
+                        label=agent,
+                        color=color,
+                        ls=_LINESTYLES[styles[agent][1] % len(_LINESTYLES)],
+                    )
                     ax.fill_between(
                         adf["x_value"].to_numpy(float),
                         adf["ci_low"].to_numpy(float),
@@ -96,6 +145,10 @@ def plot_summary(
                     )
                 if logx:
                     ax.set_xscale("log")
+                    xs = sorted(set(pdf["x_value"].astype(float)))
+                    if len(xs) <= 12:  # label the data's x values, not only powers of ten
+                        ax.set_xticks(xs, [f"{v:g}" for v in xs])
+                        ax.xaxis.set_minor_formatter(plt.NullFormatter())
             if metric in logy:
                 ax.set_yscale("log")
             ax.set_title(panel or metric, fontsize=9)
@@ -151,4 +204,5 @@ def plot_dir(root: str | os.PathLike[str], metrics: Sequence[str] | None = None)
         kind=plot.get("kind", "auto"),
         logx=bool(plot.get("logx", False)),
         logy=plot.get("logy", ()),
+        agent_names={a["label"]: a["name"] for a in manifest.get("agents", [])},
     )

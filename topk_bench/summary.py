@@ -3,7 +3,9 @@
 Intervals: Student's t for real-valued metrics (``mean +- t_{0.975, n-1} s / sqrt(n)``)
 and Wilson's score interval for 0/1 metrics (misidentification, failure), which stays
 inside [0, 1] and is not degenerate at 0 or 1 successes. With one run the t interval
-is undefined (NaN).
+is undefined (NaN). A t interval is cut to the metric's range
+(:data:`topk_bench.episodes.METRIC_RANGES`: regret, pulls and batches are >= 0, precision
+and FNR in [0, 1]), which keeps its coverage.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from topk_bench.episodes import BINARY_METRICS
+from topk_bench.episodes import BINARY_METRICS, METRIC_RANGES
 
 __all__ = ["format_tables", "ratio_table", "summarize", "summarize_dir", "t_quantile", "wilson"]
 
@@ -82,7 +84,15 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def _interval(values: Any, binary: bool) -> tuple[int, float, float, float]:
+def _interval(
+    values: Any, binary: bool, bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[int, float, float, float]:
+    """n, mean and 95% interval: Wilson's for 0/1 values, else Student's t.
+
+    The t-interval is intersected with ``bounds``, the range every value lies in: the
+    mean lies there too, so the intersection keeps the coverage (a regret interval
+    does not reach below 0).
+    """
     import numpy as np
 
     arr = np.asarray(values, dtype=np.float64)
@@ -97,7 +107,7 @@ def _interval(values: Any, binary: bool) -> tuple[int, float, float, float]:
     if n == 1:
         return n, mean, math.nan, math.nan
     half = t_quantile(n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
-    return n, mean, mean - half, mean + half
+    return n, mean, max(bounds[0], mean - half), min(bounds[1], mean + half)
 
 
 def summarize(
@@ -113,7 +123,11 @@ def summarize(
     for (point, agent), group in df.groupby(["point", "agent"], sort=False):
         first = group.iloc[0]
         for metric in metrics:
-            n, mean, lo, hi = _interval(group[metric].to_numpy(), metric in BINARY_METRICS)
+            n, mean, lo, hi = _interval(
+                group[metric].to_numpy(),
+                metric in BINARY_METRICS,
+                METRIC_RANGES.get(metric, (-math.inf, math.inf)),
+            )
             records.append(
                 {
                     "panel": first["panel"],
