@@ -86,7 +86,9 @@ def plot_summary(
         panels = list(dict.fromkeys(mdf["panel"]))
         agents = list(dict.fromkeys(mdf["agent"]))
         rows, cols = grid_shape(len(panels))
-        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
+        fig, axes = plt.subplots(
+            rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, layout="constrained"
+        )
         palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         styles = agent_styles(agents, agent_names)
         colors = [palette[styles[a][0] % len(palette)] for a in agents]
@@ -151,29 +153,27 @@ def plot_summary(
                         ax.xaxis.set_minor_formatter(plt.NullFormatter())
             if metric in logy:
                 ax.set_yscale("log")
+                ax.yaxis.set_minor_formatter(plt.NullFormatter())
             ax.set_title(panel or metric, fontsize=9)
             ax.set_xlabel(x_label)
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(panels) :]:
             ax.set_visible(False)
-        handles, labels = axes.flat[0].get_legend_handles_labels()
-        if handles:
+        legend: dict[str, Any] = {}  # every agent once, also those missing from a panel
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                legend.setdefault(label, handle)
+        if legend:
             fig.legend(
-                handles,
-                labels,
-                loc="upper center",
-                ncol=min(len(labels), 5),
+                list(legend.values()),
+                list(legend),
+                loc="outside lower center",
+                ncol=min(len(legend), 5),
                 fontsize=8,
-                bbox_to_anchor=(0.5, 1.0),
             )
         if title:
-            fig.suptitle(
-                f"{title}: {metric} (mean, 95% CI)",
-                y=1.0 + 0.04 * math.ceil(len(agents) / 5),
-                fontsize=10,
-            )
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.06 * math.ceil(len(agents) / 5) / rows))
+            fig.suptitle(f"{title}: {metric} (mean, 95% CI)", fontsize=10)
         path = out / f"{metric}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
