@@ -86,11 +86,19 @@ def plot_summary(
         panels = list(dict.fromkeys(mdf["panel"]))
         agents = list(dict.fromkeys(mdf["agent"]))
         rows, cols = grid_shape(len(panels))
+        # Grouped bars need room: about 0.12 inch per bar in the widest panel.
+        bars = len(agents) * int(mdf.groupby("panel")["x"].nunique().max())
+        any_bars = kind == "bar" or (kind == "auto" and not mdf["x_value"].notna().all())
+        width = max(5.0, 0.12 * bars + 1.0) if any_bars else 5.0
         fig, axes = plt.subplots(
-            rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, layout="constrained"
+            rows, cols, figsize=(width * cols, 3.6 * rows), squeeze=False, layout="constrained"
         )
-        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         styles = agent_styles(agents, agent_names)
+        n_colours = 1 + max(c for c, _ in styles.values())
+        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        if n_colours > len(palette):  # keep colours distinct (tab20: 20 of them)
+            tab20 = list(plt.get_cmap("tab20").colors)
+            palette = tab20[0::2] + tab20[1::2]  # the 10 strong colours first
         colors = [palette[styles[a][0] % len(palette)] for a in agents]
         for ax, panel in zip(axes.flat, panels, strict=False):
             pdf = mdf[mdf["panel"] == panel]
