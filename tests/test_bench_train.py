@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 
 import pytest
@@ -208,6 +209,8 @@ BAD_TRAIN = [
     (r"reduced\.train\.model: unknown key", lambda c: c.update(reduced={"train": {"model": "x"}})),
     (r"train\[0\]\.algo: DQN needs", _dqn_arm_set),
     (r"train\[0\]\.reward_scale: must be > 0", _set(0, reward_scale=0)),
+    (r"train\[0\]\.keep_best: needs eval_episodes > 0", _set(0, keep_best=True)),
+    (r"train\[0\]\.eval_every: expected an integer >= 1", _set(0, eval_every=0)),
 ]
 
 
@@ -237,3 +240,31 @@ def test_best_arm_agent_is_skipped_where_k_above_one():
     playing = {p.k: p.agents for p in exp.points}
     assert playing == {1: ("lil_ucb", "uniform"), 2: ("uniform",)}
     assert any("lil_ucb" in w and "only k in [1]" in w for w in warned)
+
+
+def test_keep_best_plays_the_best_validated_checkpoint(tmp_path):
+    """keep_best: MODEL.zip is the checkpoint of lowest validation regret, the last is kept."""
+    cfg = config()
+    cfg["train"] = [
+        {
+            **cfg["train"][0],
+            "timesteps": 96,
+            "eval_every": 32,
+            "eval_episodes": 4,
+            "keep_best": True,
+        }
+    ]
+    cfg["agents"] = [cfg["agents"][0], cfg["agents"][2]]
+    cfg["points"] = [cfg["points"][0]]
+    run_experiment(load(cfg), tmp_path, jobs=1, progress=False)
+    played = models.model_path(tmp_path, "std")
+    final = played.with_name("std-final.zip")
+    assert played.exists() and final.exists() and final.with_suffix(".json").exists()
+    meta = json.loads(played.with_suffix(".json").read_text())
+    last = json.loads(final.with_suffix(".json").read_text())
+    evaluations = last["training"]["evaluations"]
+    assert len(evaluations) >= 3  # every 32 steps and at the end
+    best = meta["training"]["best_at"]
+    assert best["regret"] == min(e["regret"] for e in evaluations)
+    assert "best_at" not in last["training"]
+    assert agents.make(f"ppo:{played}") is not None

@@ -27,8 +27,13 @@ Keys of a ``[[train]]`` table (see :func:`agents.training.train` for their meani
 ``algo`` (``ppo``), ``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs``
 (8), ``seed`` (0), ``algo_kwargs``, ``reward_scale`` (10), ``eval_episodes`` (100:
 validation episodes at the end that choose whether the policy plays its most likely
-action or samples). ``reduced.train`` overrides any of them but ``model`` for every
-model in reduced mode (e.g. ``{ timesteps = 2048 }``).
+action or samples), ``eval_every`` (none: validate only at the end; else also every
+that many steps) and ``keep_best`` (false: play the final model; true: play the
+checkpoint with the lowest validation regret, kept as OUT/models/MODEL.zip, and keep
+the final one as MODEL-final.zip). Validation seeds are disjoint from the benchmark's,
+so choosing a checkpoint on them does not bias the benchmark. ``reduced.train``
+overrides any of them but ``model`` for every model in reduced mode (e.g.
+``{ timesteps = 2048 }``).
 
 With ``--backend ray`` models are trained on this machine; workers on other machines
 must see the results directory at the same path (a shared file system).
@@ -75,6 +80,8 @@ _OVERRIDABLE = (
     "algo_kwargs",
     "reward_scale",
     "eval_episodes",
+    "eval_every",
+    "keep_best",
 )
 
 
@@ -93,6 +100,8 @@ class TrainSpec:
     algo_kwargs: Mapping[str, Any] = field(default_factory=dict)
     reward_scale: float = 10.0
     eval_episodes: int = 100
+    eval_every: int | None = None
+    keep_best: bool = False
 
     def describe(self) -> dict[str, Any]:
         """JSON-able form (stored in the results directory's manifest)."""
@@ -133,6 +142,10 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
     reward_scale = entry.get("reward_scale", 10.0)
     if not reward_scale > 0:
         raise ConfigError(f"{where}.reward_scale: must be > 0, got {reward_scale!r}")
+    eval_episodes = entry.get("eval_episodes", 100)
+    keep_best = entry.get("keep_best", False)
+    if keep_best and not eval_episodes:
+        raise ConfigError(f"{where}.keep_best: needs eval_episodes > 0 to choose a checkpoint")
     return TrainSpec(
         model=model,
         env_id=env_id,
@@ -144,7 +157,9 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
         seed=entry.get("seed", 0),
         algo_kwargs=dict(entry.get("algo_kwargs", {})),
         reward_scale=float(reward_scale),
-        eval_episodes=entry.get("eval_episodes", 100),
+        eval_episodes=eval_episodes,
+        eval_every=entry.get("eval_every"),
+        keep_best=keep_best,
     )
 
 
@@ -296,6 +311,8 @@ def _train_one(
             algo_kwargs=spec.algo_kwargs,
             reward_scale=spec.reward_scale,
             eval_episodes=spec.eval_episodes,
+            eval_every=spec.eval_every,
+            keep_best=spec.keep_best,
             save_path=tmp_dir / final.name,
             progress_bar=progress,
             torch_threads=1,
@@ -303,6 +320,13 @@ def _train_one(
             callbacks=[_reporter(queue, spec.model)] if queue is not None else (),
         )
     tmp_model = tmp_dir / final.name
+    best = tmp_dir / f"{spec.model}-best.zip"
+    if spec.keep_best and best.exists():  # play the best checkpoint, keep the final one
+        last = final.with_name(f"{spec.model}-final.zip")
+        os.replace(tmp_model.with_suffix(".json"), last.with_suffix(".json"))
+        os.replace(tmp_model, last)
+        os.replace(best.with_suffix(".json"), tmp_model.with_suffix(".json"))
+        os.replace(best, tmp_model)
     os.replace(tmp_model.with_suffix(".json"), final.with_suffix(".json"))
     os.replace(tmp_model, final)  # last: the .zip marks a complete model
     shutil.rmtree(tmp_dir, ignore_errors=True)

@@ -24,7 +24,8 @@ Top level::
     summary      table            {ratio = {metric, reference_x, name}}
     train        [table]          models to train first (topk_bench.models): {model (req.),
                                   preset | env_id, env, algo, policy, timesteps (req.),
-                                  num_envs, seed, algo_kwargs, reward_scale, eval_episodes}
+                                  num_envs, seed, algo_kwargs, reward_scale, eval_episodes,
+                                  eval_every, keep_best}
                                   (reduced.train overrides them in reduced mode)
 """
 
@@ -86,6 +87,8 @@ _TRAIN_KEYS = {
     "algo_kwargs": {"type": "table", "free": True},
     "reward_scale": "number",
     "eval_episodes": "int",
+    "eval_every": "posint",
+    "keep_best": "bool",
 }
 _TRAIN = {"type": "table", "keys": _TRAIN_KEYS, "required": ["model", "timesteps"]}
 _TRAIN_OVERRIDE = {"type": "table", "keys": {k: v for k, v in _TRAIN_KEYS.items() if k != "model"}}
