@@ -797,8 +797,9 @@ class _PeriodicEval(BaseCallback):
             s = summarize(mode, [run_episode(self.env, agent, seed=x) for x in seeds])
             entry[mode] = {"regret": s.regret, "regret_ci": s.regret_ci, "misid": s.misid}
             parts.append(f"{mode} regret {s.regret:.4f} ± {s.regret_ci:.4f}, misid {s.misid:.3f}")
-        entry["best_mode"] = min(self.modes, key=lambda m: entry[m]["regret"])
-        entry["regret"] = entry[entry["best_mode"]]["regret"]
+        # The mode this checkpoint would play, and its regret: what keep_best compares.
+        entry["mode"] = "deterministic" if _keep_deterministic(entry) else "sampled"
+        entry["regret"] = entry[entry["mode"]]["regret"]
         best = min((h["regret"] for h in self.history), default=math.inf)
         self.history.append(entry)
         self.log(
@@ -806,7 +807,7 @@ class _PeriodicEval(BaseCallback):
             f"({self.episodes} validation episodes)"
         )
         if self.progress is not None:
-            self.progress.set_postfix(regret=f"{entry['regret']:.4f}", mode=entry["best_mode"])
+            self.progress.set_postfix(regret=f"{entry['regret']:.4f}", mode=entry["mode"])
         if self.best_path is not None and entry["regret"] < best:
             meta = copy.deepcopy(dict(self.metadata or {}))
             meta["training"] = {**meta.get("training", {}), "best_at": entry}
@@ -894,7 +895,8 @@ def train(
             ``eval_episodes > 0``.
         eval_episodes: validation episodes per evaluation (0: none).
         save_path: save the final model there (``.zip`` + ``.json`` sidecar).
-        keep_best: also save the best evaluated model as ``<save_path>-best.zip``.
+        keep_best: also save the best evaluated model as ``<save_path>-best.zip``: the
+            lowest validation regret in the mode it would play (see ``sample``).
         max_seconds: stop training after this wall-clock time.
         max_cpu_seconds: stop training after this much CPU time of this process
             (a budget that holds on a busy machine; evaluation is not counted).

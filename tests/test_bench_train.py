@@ -266,5 +266,8 @@ def test_keep_best_plays_the_best_validated_checkpoint(tmp_path):
     assert len(evaluations) >= 3  # every 32 steps and at the end
     best = meta["training"]["best_at"]
     assert best["regret"] == min(e["regret"] for e in evaluations)
+    # a checkpoint is scored in the mode it plays, and plays in that mode
+    assert best["regret"] == best[best["mode"]]["regret"]
+    assert meta["policy_agent"]["deterministic"] == (best["mode"] == "deterministic")
     assert "best_at" not in last["training"]
     assert agents.make(f"ppo:{played}") is not None
