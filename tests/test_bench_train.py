@@ -269,5 +269,7 @@ def test_keep_best_plays_the_best_validated_checkpoint(tmp_path):
     # a checkpoint is scored in the mode it plays, and plays in that mode
     assert best["regret"] == best[best["mode"]]["regret"]
     assert meta["policy_agent"]["deterministic"] == (best["mode"] == "deterministic")
+    log = played.with_suffix(".log").read_text()
+    assert f"plays the best checkpoint: t={best['timesteps']}, {best['mode']}" in log
     assert "best_at" not in last["training"]
     assert agents.make(f"ppo:{played}") is not None

@@ -41,6 +41,7 @@ must see the results directory at the same path (a shared file system).
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -322,6 +323,12 @@ def _train_one(
     tmp_model = tmp_dir / final.name
     best = tmp_dir / f"{spec.model}-best.zip"
     if spec.keep_best and best.exists():  # play the best checkpoint, keep the final one
+        at = json.loads(best.with_suffix(".json").read_text())["training"]["best_at"]
+        with open(log_path, "a", encoding="utf-8") as log_file:
+            log_file.write(
+                f"plays the best checkpoint: t={at['timesteps']}, {at['mode']}, validation "
+                f"regret {at['regret']:.4f} (the final model is {spec.model}-final.zip)\n"
+            )
         last = final.with_name(f"{spec.model}-final.zip")
         os.replace(tmp_model.with_suffix(".json"), last.with_suffix(".json"))
         os.replace(tmp_model, last)
