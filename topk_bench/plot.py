@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["agent_styles", "grid_shape", "plot_dir", "plot_summary"]
 
 _LINESTYLES = ("-", "--", ":", "-.")
-_HATCHES = ("", "//", "..", "xx")
+_HATCHES = ("", "//", "..", "xx", "\\\\", "--", "++", "oo")
 
 
 def grid_shape(n_panels: int) -> tuple[int, int]:
