@@ -15,7 +15,7 @@ from __future__ import annotations
 from agents.base import Agent, AgentProtocol, Batch, Pull, PullOne, ScriptedAgent
 from agents.policy import PolicyAgent
 from agents.registry import agent_class, available, make, register
-from agents.runner import EpisodeResult, run_episode
+from agents.runner import EpisodeResult, fast_path_applies, run_episode
 from agents.scheduling import round_robin
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "ScriptedAgent",
     "agent_class",
     "available",
+    "fast_path_applies",
     "make",
     "register",
     "round_robin",

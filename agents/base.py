@@ -6,24 +6,25 @@ Protocol (:class:`AgentProtocol`, implemented by :class:`Agent`)::
     action = agent.act(observation)       # a TopK-Batch-v0 action: pulls, stop, or answer
     agent.observe(action, observation, reward, terminated, truncated, info)
 
-:class:`ScriptedAgent` is the base of the papers' algorithms. A subclass writes the
-algorithm as a generator, :meth:`ScriptedAgent._run`, that yields pull *requests*
-(:class:`Pull`: "pull these arms this many more times"; :class:`Batch`: "one
-RoundRobin batch over these arms"; :class:`PullOne`: "pull this arm once") and finally
-returns its answer. The base class turns requests into batches with Jun et al.'s
-RoundRobin (:func:`agents.scheduling.round_robin`), never exceeds the batch size, the
-repeat limit or the budget, keeps the pull counts and empirical means
-(``self.counts``, ``self.means``), and answers with
+:class:`ScriptedAgent` is the base of the papers' algorithms. Each algorithm is a
+compiled generator (:attr:`ScriptedAgent.kernel`, see :mod:`agents.engine`) that yields
+pull *requests* ("pull these arms this many more times", "one RoundRobin batch over
+these arms", "pull this arm once") and finally records its answer. The base class turns
+requests into batches with Jun et al.'s RoundRobin (:func:`agents.engine.round_robin`),
+never exceeds the batch size, the repeat limit or the budget, keeps the pull counts and
+empirical means (``self.counts``, ``self.means``), and answers with
 :meth:`ScriptedAgent.current_answer` if the budget ends before the algorithm does
-(anytime use of fixed-confidence agents).
+(anytime use of fixed-confidence agents). :func:`agents.run_episode` plays such an
+agent on the compiled fast path (:func:`agents.engine.drive`); ``act``/``observe``
+play the very same generator step by step through ``env.step``.
 
-With ``batch_size=None`` a :class:`Pull` request is one step (a whole round at once).
-A :class:`PullOne` request (or a ``Pull`` of one arm once) is always one step with one
-pull, which fits every batch model; it is served without RoundRobin or count vectors
-(:meth:`ScriptedAgent.next_step`), and :func:`agents.run_episode` plays it with the
-environment's one-pull step
-(:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one`): the fast path of sequential
-algorithms (the LUCB family, lil'UCB, CLUCB-PAC).
+Third-party agents may still write ``_run`` as a plain Python generator yielding
+:class:`Pull`, :class:`Batch` and :class:`PullOne` objects and returning the answer:
+they are scheduled by the same compiled scheduler and play through the environment's
+step functions (no compiled fast path).
+
+With ``batch_size=None`` a pull request is one step (a whole round at once). A request
+of one pull of one arm is always one step with one pull, which fits every batch model.
 """
 
 from __future__ import annotations
@@ -37,9 +38,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.scheduling import round_robin
+from agents import engine
 from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
 
 __all__ = [
     "Agent",
@@ -57,8 +57,8 @@ _EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
 _ONE = np.ones(1, dtype=np.int64)
 _ONE.flags.writeable = False
-#: ScriptedAgent._advance: the request was stored for scheduling / the algorithm returned.
-_QUEUED, _DONE = -1, -2
+#: ScriptedAgent._advance: the algorithm returned.
+_DONE = -99
 
 FIXED_BUDGET = "fixed_budget"
 FIXED_CONFIDENCE = "fixed_confidence"
@@ -213,53 +213,43 @@ class Agent(ABC):
 class ScriptedAgent(Agent):
     """Base of the papers' algorithms (see the module docstring).
 
-    Subclasses implement :meth:`_run` and may override :meth:`current_answer`. State
-    available to them: ``self.problem``, ``self.rng``, ``self.counts`` (int64 pulls per
-    arm), ``self.means`` (empirical means, 0 before the first pull), ``self.total_pulls``,
-    ``self.batches``, and the helpers :meth:`pulls_left` and :meth:`batches_left`.
+    A subclass sets :attr:`kernel` (its compiled generator ``run(ctx, prm)``),
+    :attr:`episode_kernel` (the cached fast-path loop of its module, ``episode(ctx, prm,
+    env, counts, sums, emp, cost, max_steps) -> drive(run(ctx, prm), ...)``),
+    :attr:`answer_rule` (the anytime answer, :func:`agents.engine.current_answer`) and
+    :meth:`params` (its float64 parameter vector). A third-party subclass may instead
+    implement :meth:`_run` as a Python generator of :class:`Pull` / :class:`Batch` /
+    :class:`PullOne` requests that returns its answer (and may override
+    :meth:`current_answer`).
+
+    State available to them: ``self.problem``, ``self.rng``, ``self.counts`` (int64
+    pulls per arm), ``self.means`` (empirical means, 0 before the first pull),
+    ``self.total_pulls``, ``self.batches``, and :meth:`pulls_left` / :meth:`batches_left`.
     """
+
+    #: the algorithm, a numba generator ``run(ctx, prm)`` (``None``: Python ``_run``).
+    kernel: ClassVar[Any] = None
+    #: the module's compiled episode loop (:func:`agents.engine.drive` on ``kernel``).
+    episode_kernel: ClassVar[Any] = None
+    #: the anytime answer rule (``agents.engine.RULE_*``).
+    answer_rule: ClassVar[int] = engine.RULE_EMPIRICAL
 
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
-        self._gen: Generator[Request, None, Any] | None = None
+        self._gen: Any = None
 
     # ----------------------------------------------------------- subclass API
-    @abstractmethod
+    def params(self) -> np.ndarray:
+        """The float64 parameter vector the kernel reads (``prm``)."""
+        return np.zeros(1)
+
     def _run(self) -> Generator[Request, None, Any]:
-        """The algorithm: yield requests, return the recommended arms (k indices)."""
+        """A Python algorithm: yield requests, return the recommended arms (k indices)."""
+        raise NotImplementedError(f"{type(self).__name__} has neither a kernel nor a _run generator")
 
     def current_answer(self) -> np.ndarray:
-        """The best set now: the k highest empirical means (never-pulled arms last)."""
-        values = np.where(self.counts > 0, self.means, -np.inf)
-        return top_k(values, self.problem.k, self.rng)
-
-    def _each_once(self, arms: Iterable[int] | np.ndarray) -> Generator[Request, None, None]:
-        """Pull every arm of ``arms`` once: ``yield from self._each_once(arms)``.
-
-        The same batches, pulls and draws as ``yield Pull.each(arms, 1)``. With
-        ``batch_size=1`` and equal counts on ``arms`` (e.g. the first round of an
-        episode), RoundRobin's one-pull batches take, one at a time, a uniformly random
-        arm of those left (``rng.integers`` over them in request order; the last one
-        without a draw); this yields those arms as :class:`PullOne` requests, O(1) per
-        pull instead of RoundRobin's O(len(arms)). Otherwise it yields the ``Pull``.
-        """
-        arms = _as_index_array(arms)
-        m = arms.shape[0]
-        if (
-            self.problem.batch_size != 1
-            or m < 2
-            or arms.min() < 0
-            or arms.max() >= self._n_arms
-            or np.unique(arms).shape[0] != m
-            or (self.counts[arms] != self.counts[arms[0]]).any()
-        ):
-            yield Pull.each(arms, 1)  # (bad arms raise there)
-            return
-        left = arms.tolist()
-        integers = self.rng.integers
-        while len(left) > 1:
-            yield PullOne(left.pop(int(integers(len(left)))))
-        yield PullOne(left[0])
+        """The best set now, by the agent's anytime rule (sorted; ties at random)."""
+        return engine.current_answer(self.ctx)
 
     def pulls_left(self) -> int | None:
         """Pulls the budget has left (``None`` without a pull budget)."""
@@ -271,74 +261,65 @@ class ScriptedAgent(Agent):
         m = self.problem.max_batches
         return None if m is None else m - self.batches
 
+    @property
+    def total_pulls(self) -> int:
+        """Pulls made this episode."""
+        return int(self._iv[engine.PULLS])
+
+    @property
+    def batches(self) -> int:
+        """Batches (sampling steps) made this episode."""
+        return int(self._iv[engine.BATCHES])
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the agent runs a compiled kernel (and can take the fast path)."""
+        return self.kernel is not None
+
     # ------------------------------------------------------------------ reset
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
         """Start a new episode: zero the statistics and restart the algorithm."""
         super().reset(problem, seed=seed)
-        n = problem.n_arms
-        self.counts = np.zeros(n, dtype=np.int64)
-        self.means = np.zeros(n, dtype=np.float64)
-        self.total_pulls = 0
-        self.batches = 0
+        self.ctx = ctx = engine.make_ctx(problem, self.rng, self.answer_rule)
+        self.counts = ctx.counts
+        self.means = ctx.means
+        self._iv = ctx.iv
         self._answer: np.ndarray | None = None
-        self._finished = False
-        self._req_arms: np.ndarray | None = None
-        self._req_left: np.ndarray | None = None
-        self._one_batch = False
-        self._served_all = False
-        self._last_pos = _EMPTY
         self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
-        self._n_arms = n
-        self._pull_cap = problem.budget
-        self._batch_cap = problem.max_batches
-        self._gen = self._run()
+        self._n_arms = problem.n_arms
+        self._gen = self.kernel(ctx, self.params()) if self.kernel is not None else self._run()
 
     # --------------------------------------------------------- sparse protocol
     def next_step(self) -> int | tuple[np.ndarray, np.ndarray]:
         """The next batch: an ``int`` ``i`` for one pull of arm ``i``, else ``(arms, reps)``.
 
-        An ``int`` answers a :class:`PullOne` request (or a ``Pull`` of one arm once):
-        record its result with :meth:`update_one`. Otherwise the batch is the one
-        :meth:`next_pulls` gives (empty arrays: stop sampling), recorded with
-        :meth:`update`. Nothing is asked for once the pull budget or ``max_batches`` is
-        spent.
+        An ``int`` answers a one-pull request: record its result with
+        :meth:`update_one`. Otherwise the batch is the one :meth:`next_pulls` gives
+        (empty arrays: stop sampling), recorded with :meth:`update`. Nothing is asked
+        for once the pull budget or ``max_batches`` is spent. (The compiled fast path,
+        :func:`agents.engine.drive`, makes the same decisions.)
         """
-        cap = self._pull_cap
-        if cap is not None and self.total_pulls >= cap:
+        ctx, iv = self.ctx, self._iv
+        if engine.sampling_spent(ctx):
             return _EMPTY, _EMPTY
-        cap = self._batch_cap
-        if cap is not None and self.batches >= cap:
-            return _EMPTY, _EMPTY
-        if self._req_arms is None and not self._finished:
-            # Hot path of sequential agents: the last request is served; resume the
-            # algorithm, and a PullOne needs nothing more than a range check.
-            try:
-                req = self._gen.send(None)
-            except StopIteration as stop:
-                self._stopped(stop.value)
-                self._last = (_EMPTY, _EMPTY)
-                return self._last
-            if type(req) is PullOne:
-                arm = req.arm
-                if type(arm) is not int or not 0 <= arm < self._n_arms:
-                    arm = self._check_arm(arm)
-                return arm
-            arm = self._accept(req)
-            if arm >= 0:
-                return arm
         while True:
-            if self._req_arms is not None:
-                batch = self._schedule()
-                if batch is not None:
-                    self._last = batch
-                    return batch
-                self._req_arms = None
-            if self._finished:
+            if iv[engine.REQ_OPEN]:
+                m = engine.schedule(ctx)
+                if m > 0:
+                    self._last = (ctx.batch_arms[:m].copy(), ctx.batch_reps[:m].copy())
+                    return self._last
+                engine.close_request(ctx)
+            if iv[engine.FINISHED]:
                 self._last = (_EMPTY, _EMPTY)
                 return self._last
-            arm = self._advance()
-            if arm >= 0:
-                return arm
+            code = self._advance()
+            if code >= 0:
+                return code
+            if code == _DONE:
+                iv[engine.FINISHED] = 1
+                self._last = (_EMPTY, _EMPTY)
+                return self._last
+            engine.accept_request(ctx, code)
 
     def next_pulls(self) -> tuple[np.ndarray, np.ndarray]:
         """The next batch as ``(arms, reps)``; empty arrays mean "stop sampling"."""
@@ -355,41 +336,25 @@ class ScriptedAgent(Agent):
         """
         self.counts[arm] = counts[arm]
         self.means[arm] = means[arm]
-        self.total_pulls += 1
-        self.batches += 1
+        self._iv[engine.PULLS] += 1
+        self._iv[engine.BATCHES] += 1
 
     def update(self, arms: np.ndarray, reps: np.ndarray, counts: np.ndarray, means: np.ndarray) -> None:
         """Record a batch: ``arms`` were pulled ``reps`` times; ``counts``/``means`` are the env's arrays."""
-        m = arms.shape[0]
-        if m == 0:
+        if arms.shape[0] == 0:
             return
-        if m == 1:
-            i = int(arms[0])
-            self.counts[i] = counts[i]
-            self.means[i] = means[i]
-            self.total_pulls += int(reps[0])
-        else:
-            self.counts[arms] = counts[arms]
-            self.means[arms] = means[arms]
-            self.total_pulls += int(reps.sum())
-        self.batches += 1
-        if self._req_arms is None:
-            return
-        if self._one_batch or (self._served_all and arms is self._last[0]):
-            self._req_arms = None
-        elif arms is self._last[0]:
-            self._req_left[self._last_pos] -= reps
-        else:  # the env reported other pulls than scheduled (e.g. a projected action)
-            pos = {int(a): j for j, a in enumerate(self._req_arms.tolist())}
-            for a, c in zip(arms.tolist(), reps.tolist()):
-                if a in pos:
-                    self._req_left[pos[a]] -= c
-            if not (self._req_left > 0).any():
-                self._req_arms = None
+        self.counts[arms] = counts[arms]
+        self.means[arms] = means[arms]
+        engine.record_batch(self.ctx, _as_index_array(arms), _as_index_array(reps))
 
     def recommend(self) -> np.ndarray:
         """The answer: the algorithm's own if it finished, else :meth:`current_answer`."""
-        answer = self._answer if self._answer is not None else self.current_answer()
+        if self._answer is not None:
+            answer = self._answer
+        elif self.kernel is not None or type(self).current_answer is ScriptedAgent.current_answer:
+            answer = engine.current_answer(self.ctx)
+        else:
+            answer = self.current_answer()
         answer = np.sort(np.asarray(answer, dtype=np.int64))
         if answer.shape != (self.problem.k,) or np.unique(answer).size != self.problem.k:
             raise RuntimeError(f"agent {self.name!r} answered {answer.tolist()}, not k={self.problem.k} distinct arms")
@@ -428,23 +393,46 @@ class ScriptedAgent(Agent):
 
     # -------------------------------------------------------------- internals
     def _advance(self) -> int:
-        """Run the algorithm to its next request.
-
-        Returns the arm of a one-pull request (served as is), :data:`_QUEUED` when the
-        request was stored for :meth:`_schedule`, :data:`_DONE` once ``_run`` returned.
-        """
+        """Resume the algorithm to its next request: an arm (one pull), a request code, or ``_DONE``."""
         try:
             req = next(self._gen)
         except StopIteration as stop:
-            self._stopped(stop.value)
+            if self.kernel is None and stop.value is not None:
+                self._answer = np.asarray(stop.value, dtype=np.int64)
             return _DONE
-        return self._accept(req)
+        if self.kernel is not None:
+            return int(req)
+        return self._translate(req)
 
-    def _stopped(self, value: Any) -> None:
-        """The algorithm returned ``value`` (its answer, or ``None``)."""
-        self._finished = True
-        if value is not None:
-            self._answer = np.asarray(value, dtype=np.int64)
+    def _translate(self, req: Request) -> int:
+        """A Python request object as the engine's request (buffers filled)."""
+        ctx = self.ctx
+        if isinstance(req, PullOne):
+            return self._check_arm(req.arm)
+        arms = _as_index_array(req.arms)
+        m = arms.shape[0]
+        if m > self._n_arms:
+            raise RuntimeError(f"agent {self.name!r} requested repeated arms {arms.tolist()}")
+        if isinstance(req, Batch):
+            ctx.req_arms[:m] = arms
+            ctx.req_reps[:m] = 0
+            self._iv[engine.REQ_LEN] = m
+            code = engine.BATCH
+        else:
+            reps = _as_index_array(req.reps)
+            if reps.shape != arms.shape:
+                raise RuntimeError(f"agent {self.name!r} requested arms {arms.shape} with reps {reps.shape}")
+            if m == 1 and reps[0] == 1:
+                return self._check_arm(arms[0])
+            ctx.req_arms[:m] = arms
+            ctx.req_reps[:m] = reps
+            self._iv[engine.REQ_LEN] = m
+            code = engine.PULL
+        if m and (arms.min() < 0 or arms.max() >= self._n_arms):
+            raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {self._n_arms})")
+        if np.unique(arms).shape[0] != m:
+            raise RuntimeError(f"agent {self.name!r} requested repeated arms {arms.tolist()}")
+        return code
 
     def _check_arm(self, arm: Any) -> int:
         """``arm`` of a one-pull request as an ``int`` in ``[0, n_arms)``, else ``RuntimeError``."""
@@ -460,80 +448,6 @@ class ScriptedAgent(Agent):
             raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {self._n_arms})")
         return i
 
-    def _accept(self, req: Request) -> int:
-        """Take request ``req``: see :meth:`_advance` for the return value."""
-        if isinstance(req, PullOne):
-            return self._check_arm(req.arm)
-        arms = _as_index_array(req.arms)
-        if isinstance(req, Batch):
-            self._req_left = None
-            self._one_batch = True
-        else:
-            reps = _as_index_array(req.reps)
-            if reps.shape != arms.shape:
-                raise RuntimeError(f"agent {self.name!r} requested arms {arms.shape} with reps {reps.shape}")
-            if arms.shape[0] == 1:
-                if reps[0] <= 0:
-                    arms, reps = _EMPTY, _EMPTY
-                elif reps[0] == 1:  # one pull of one arm: a PullOne
-                    return self._check_arm(arms[0])
-            elif (reps <= 0).any():
-                keep = reps > 0
-                arms, reps = arms[keep], reps[keep]
-            self._req_left = reps.copy()
-            self._one_batch = False
-        m = arms.shape[0]
-        if m == 2 and arms[0] == arms[1] or m > 2 and np.unique(arms).shape[0] != m:
-            raise RuntimeError(f"agent {self.name!r} requested repeated arms {arms.tolist()}")
-        n = self._n_arms
-        if m == 1 and not 0 <= int(arms[0]) < n or m > 1 and (arms.min() < 0 or arms.max() >= n):
-            raise RuntimeError(f"agent {self.name!r} requested arms outside [0, {n})")
-        self._req_arms = arms
-        return _QUEUED
-
-    def _schedule(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The next batch of the current request (RoundRobin within b, r and the budget).
-
-        Returns ``None`` when the request is served (or nothing more fits).
-        """
-        p = self.problem
-        arms = self._req_arms
-        if arms.shape[0] == 0:
-            return None
-        r = p.repeat_limit
-        room = p.batch_size
-        left = self.pulls_left()
-        if left is not None:
-            room = left if room is None else min(room, left)
-        if self._one_batch:
-            per_arm = r if r is not None else (p.batch_size if p.batch_size is not None else 1)
-            caps = np.full(arms.shape[0], per_arm, dtype=np.int64)
-        else:
-            want = self._req_left
-            if arms.shape[0] == 1:
-                need = int(want[0])
-                if need <= 0:
-                    return None
-                if (r is None or need <= r) and (room is None or need <= room):
-                    self._served_all = True
-                    return arms, want
-            else:
-                top = int(want.max())
-                if top <= 0:
-                    return None
-                if (r is None or top <= r) and (room is None or int(want.sum()) <= room):
-                    self._served_all = True
-                    if (want <= 0).any():
-                        keep = want > 0
-                        return arms[keep], want[keep]
-                    return arms, want
-            caps = want if r is None else np.minimum(want, r)
-            caps = np.maximum(caps, 0)
-        total = int(caps.sum()) if room is None else min(int(caps.sum()), room)
-        if total <= 0:
-            return None
-        alloc = round_robin(self.counts[arms], caps, total, self.rng)
-        pos = np.flatnonzero(alloc)
-        self._served_all = False
-        self._last_pos = pos
-        return arms[pos], alloc[pos]
+    def _each_once(self, arms: Iterable[int] | np.ndarray) -> Generator[Request, None, None]:
+        """Pull every arm of ``arms`` once: ``yield from self._each_once(arms)``."""
+        yield Pull.each(arms, 1)

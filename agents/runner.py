@@ -9,10 +9,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents import engine
 from agents.base import AgentProtocol, ScriptedAgent
+from bandit_envs.core import ANSWER, TopKBaseEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
 
-__all__ = ["EpisodeResult", "run_episode"]
+__all__ = ["EpisodeResult", "fast_path_applies", "run_episode"]
 
 
 @dataclass(frozen=True)
@@ -38,29 +40,96 @@ class EpisodeResult:
         return row
 
 
+def _play_fast(
+    base: TopKBaseEnv, agent: ScriptedAgent, max_steps: int | None
+) -> tuple[float, bool, bool, dict[str, Any]]:
+    """Play a compiled agent's sampling in compiled code, then finish in the env.
+
+    :func:`agents.engine.drive` runs the agent's generator on the environment's own
+    arrays and reward source (the draws ``step`` would make); the environment then ends
+    sampling exactly as its step would have (budget spent, or the agent stopped) and,
+    with ``answer="agent"``, takes the agent's answer.
+    """
+    ctx = agent.ctx._replace(counts=base._counts, means=base._emp)
+    problem = base.problem
+    cost = float(problem.cost_per_batch) if problem.setting == "fixed_confidence" else 0.0
+    outcome, total = agent.episode_kernel(
+        ctx,
+        agent.params(),
+        base._rewards.kernel_state(),
+        base._counts,
+        base._sums,
+        base._emp,
+        cost,
+        -1 if max_steps is None else int(max_steps),
+    )
+    agent.counts[:] = base._counts
+    agent.means[:] = base._emp
+    iv = agent.ctx.iv
+    base._pulls = int(iv[engine.PULLS])
+    base._batches = int(iv[engine.BATCHES])
+    if outcome == engine.SAMPLING_OVER:
+        reward, terminated, truncated, info = base._after_batch()
+    else:
+        reward, terminated, truncated, info = base._stop()
+    total += float(reward)
+    base._remaining[0] = base._remaining_fraction()
+    if isinstance(base, TopKBatchEnv):
+        base.action_space.sample_limit = base.pulls_left
+        if base.phase == ANSWER:
+            _, reward, terminated, truncated, info = base.answer_sparse(agent.recommend())
+            total += reward
+    return total, bool(terminated), bool(truncated), info
+
+
+def fast_path_applies(env: gym.Env, agent: Any) -> bool:
+    """Whether :func:`run_episode` plays ``agent`` on ``env`` in compiled code.
+
+    True for a compiled scripted agent (every registered algorithm) on ``TopK-v0`` or
+    ``TopK-Batch-v0``, through ``gym.make`` and any wrappers (whose ``step`` the fast
+    path skips, as it skips the observation).
+    """
+    return (
+        isinstance(env.unwrapped, TopKBaseEnv)
+        and isinstance(agent, ScriptedAgent)
+        and agent.kernel is not None
+        and agent.episode_kernel is not None
+    )
+
+
 def run_episode(
     env: gym.Env,
     agent: AgentProtocol,
     seed: int | None = None,
     *,
     max_steps: int | None = None,
+    fast: bool = True,
 ) -> EpisodeResult:
     """Reset ``env`` with ``seed``, play ``agent`` to the end, return the scores.
 
     Meant for ``TopK-Batch-v0`` made with ``answer="agent"`` (the agent's answer is
     scored); with ``answer="empirical"`` the environment's own answer is. The agent is
-    reset with the same ``seed``. Scripted agents on a ``TopKBatchEnv`` use its sparse
-    fast paths (:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_sparse`, and
-    :meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one` for one pull of one arm,
-    e.g. a :class:`~agents.base.PullOne` request), which make exactly the draws of the
-    dense path; anything else goes through ``env.step``.
+    reset with the same ``seed``.
+
+    Paths, all playing the same episode for a seed (the same pulls in the same batches,
+    the same answer, ``info`` and reward; ``tests/test_fast_path.py``):
+
+    * compiled scripted agents on ``TopK-v0``/``TopK-Batch-v0`` (:func:`fast_path_applies`)
+      run their whole sampling phase in compiled code (:func:`agents.engine.drive`);
+    * other scripted agents on a ``TopKBatchEnv``, and every scripted agent with
+      ``fast=False``, use its sparse steps
+      (:meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_sparse` and
+      :meth:`~bandit_envs.top_k_batch.TopKBatchEnv.step_one`);
+    * anything else goes through ``env.step`` (act/observe).
 
     Args:
         env: the environment (wrapped or not).
         agent: any object with ``reset``/``act``/``observe``.
         seed: seeds the episode (env and agent).
         max_steps: raise ``RuntimeError`` after this many steps (a guard against agents
-            that never stop in fixed confidence without ``max_batches``).
+            that never stop in fixed confidence without ``max_batches``; the compiled
+            path counts sampling steps).
+        fast: allow the compiled path (``False``: the step-by-step reference).
     """
     start = time.perf_counter()
     obs, _ = env.reset(seed=seed)
@@ -71,7 +140,9 @@ def run_episode(
     agent.reset(problem, seed=seed)
     total_reward = 0.0
     steps = 0
-    if isinstance(base, TopKBatchEnv) and isinstance(agent, ScriptedAgent):
+    if fast and fast_path_applies(env, agent):
+        total_reward, terminated, truncated, info = _play_fast(base, agent, max_steps)
+    elif isinstance(base, TopKBatchEnv) and isinstance(agent, ScriptedAgent):
         terminated = truncated = False
         info: dict[str, Any] = {}
         next_step, update_one, step_one = agent.next_step, agent.update_one, base.step_one

@@ -5,19 +5,20 @@ RoundRobin (Jun, Jamieson, Nowak, Zhu 2016, Algorithm 1) fills one batch of at m
 pulls counting those already in the batch. Line 5 of the paper reads ``a_l <= r``; it
 must be ``a_l < r`` (paper-notes), which is what the cap below does.
 
-:func:`round_robin` computes the same allocation as the pull-by-pull loop in
-O(|A| log(max count)) by water filling, which matters when ``b`` is in the thousands:
-it finds the highest level ``h`` such that raising every arm to ``min(h, T_l + cap_l)``
-fits in the batch, then gives the few pulls left, one each, to arms sitting exactly at
-level ``h``. Ties (arms at the same level) are broken uniformly at random with the
-caller's generator.
+The one implementation is compiled, :func:`agents.engine.round_robin` (water filling in
+O(|A| log(max count)), ties uniformly at random); :func:`round_robin` is its NumPy
+front end.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents import engine
+
 __all__ = ["round_robin"]
+
+_LOWEST = np.random.default_rng(0)  # never drawn from: lowest_first needs no randomness
 
 
 def round_robin(
@@ -38,40 +39,14 @@ def round_robin(
         int64 array ``a`` with ``0 <= a <= caps`` and ``sum(a) = min(total, sum(caps))``,
         equal to Jun et al.'s Algorithm 1 up to the order of tied arms.
     """
-    counts = np.asarray(counts, dtype=np.int64)
-    caps = np.asarray(caps, dtype=np.int64)
-    supply = int(caps.sum())
-    if total >= supply:
-        return caps.copy()
-    if total <= 0:
-        return np.zeros_like(caps)
-    if total == 1:
-        # One pull: to an arm with the fewest pulls among those that may take one.
-        open_ = np.flatnonzero(caps > 0)
-        level = counts[open_]
-        lowest = open_[level == level.min()]
-        pick = lowest[0] if rng is None or lowest.shape[0] == 1 else lowest[rng.integers(lowest.shape[0])]
-        alloc = np.zeros_like(caps)
-        alloc[pick] = 1
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    caps = np.ascontiguousarray(caps, dtype=np.int64)
+    if counts.shape != caps.shape or counts.ndim != 1:
+        raise ValueError(f"counts {counts.shape} and caps {caps.shape} must be 1-D of one length")
+    alloc = np.zeros_like(caps)
+    if counts.shape[0] == 0:
         return alloc
-    top = counts + caps
-    lo = int(counts.min())  # filled(lo) == 0 <= total
-    hi = int(top.max())  # filled(hi) == supply > total
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if int(np.clip(mid - counts, 0, caps).sum()) <= total:
-            lo = mid
-        else:
-            hi = mid
-    alloc = np.clip(lo - counts, 0, caps)
-    short = total - int(alloc.sum())
-    if short > 0:
-        # Arms that sit at level lo and may take one more pull all move to lo + 1 at
-        # level hi = lo + 1; there are more of them than pulls left.
-        can = np.flatnonzero((counts + alloc == lo) & (alloc < caps))
-        if rng is None:
-            chosen = can[:short]
-        else:
-            chosen = rng.choice(can, size=short, replace=False)
-        alloc[chosen] += 1
+    if (caps < 0).any():
+        raise ValueError(f"caps {caps.tolist()} must be >= 0")
+    engine.round_robin(counts, caps, int(total), _LOWEST if rng is None else rng, alloc, rng is None)
     return alloc

@@ -12,13 +12,43 @@ stopping rule of its own; ``rounds`` gives it one: stop after that many rounds).
 
 from __future__ import annotations
 
-from collections.abc import Generator
-
+import numba
 import numpy as np
 
-from agents.base import Pull, Request, ScriptedAgent
+from agents import engine
+from agents.base import ScriptedAgent
 
 __all__ = ["Uniform"]
+
+
+@numba.njit
+def run(ctx, prm):
+    """Uniform allocation (the compiled algorithm; ``prm = [rounds or -1]``)."""
+    iv = ctx.iv
+    n = iv[engine.N]
+    arms = np.arange(n)
+    if iv[engine.SETTING] == engine.FIXED_BUDGET:
+        budget = iv[engine.BUDGET]
+        reps = np.full(n, budget // n, dtype=np.int64)
+        extra = budget % n
+        pool = np.arange(n)
+        engine.choose_distinct(pool, n, extra, ctx.rng)
+        for j in range(extra):
+            reps[pool[j]] += 1
+        yield engine.request_pull(ctx, arms, reps)
+    else:
+        rounds = prm[0]
+        done = 0
+        while rounds < 0 or done < rounds:
+            yield engine.request_each(ctx, arms, 1)
+            done += 1
+    engine.finish(ctx, engine.current_answer(ctx))
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class Uniform(ScriptedAgent):
@@ -31,24 +61,14 @@ class Uniform(ScriptedAgent):
     """
 
     name = "uniform"
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
 
     def __init__(self, rounds: int | None = None, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
-        if rounds is not None and rounds < 1:
-            raise ValueError(f"rounds={rounds} must be >= 1")
+        if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+            raise ValueError(f"rounds={rounds!r} must be an integer >= 1")
         self.rounds = rounds
 
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        n = self.problem.n_arms
-        arms = np.arange(n)
-        if self.problem.fixed_budget:
-            per_arm, extra = divmod(self.problem.budget, n)
-            reps = np.full(n, per_arm, dtype=np.int64)
-            reps[self.rng.choice(n, size=extra, replace=False)] += 1
-            yield Pull(arms, reps)
-        else:
-            done = 0
-            while self.rounds is None or done < self.rounds:
-                yield Pull.each(arms, 1)
-                done += 1
-        return self.current_answer()
+    def params(self) -> np.ndarray:
+        return np.array([-1.0 if self.rounds is None else float(self.rounds)])

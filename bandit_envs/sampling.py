@@ -11,12 +11,19 @@ need their sum, which they draw exactly in O(1) per arm:
 implements common random numbers: the j-th reward of arm i is a fixed function of
 (episode seed, i, j), the same whichever agent plays and in whatever batches it pulls,
 so two agents run on the same seed can be compared pair by pair. It costs O(pulls).
+
+Both keep their state in arrays (:meth:`RewardSource.kernel_state`) so that the
+compiled fast episode path (:mod:`bandit_envs.kernels`) continues the same streams:
+independent Bernoulli and Gaussian draws are made here with NumPy and there with
+numba's NumPy-compatible ``Generator`` (the same numbers); categorical and paired draws
+are made by the kernels in both paths.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from bandit_envs import kernels
 from bandit_envs.instances import Arms
 
 __all__ = ["IndependentRewards", "PairedRewards", "RewardSource"]
@@ -33,26 +40,70 @@ class RewardSource:
         """One fresh reward of ``arm``."""
         raise NotImplementedError
 
+    state: kernels.RewardState
+
+    def kernel_state(self) -> kernels.RewardState:
+        """The source's arrays, for :func:`bandit_envs.kernels.draw_sums` and friends.
+
+        The arrays are the source's own: draws made through them advance this source.
+        """
+        return self.state
+
+    def _kernel_sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
+        out = np.empty(arms.shape[0], dtype=np.float64)
+        kernels.draw_sums(*self.state, arms, reps, out)
+        return out
+
+    def _kernel_one(self, arm: int) -> float:
+        return kernels.draw_one(*self.state, arm)
+
+
+_NO_RNG = np.random.default_rng(0)  # paired sources never draw from it
+_DUMMY_2D = np.zeros((1, 1))
+_DUMMY_1D = np.zeros(1)
+
+
+def _state(kind: int, arms: Arms, rng: np.random.Generator, buffer: int, key: int) -> kernels.RewardState:
+    n = arms.means.shape[0]
+    if arms.distribution == "categorical":
+        probs = np.ascontiguousarray(arms.probs, dtype=np.float64)
+        cdf = np.cumsum(probs, axis=1)
+        cdf[:, -1] = 1.0
+        support = np.ascontiguousarray(arms.support, dtype=np.float64)
+    else:
+        probs = cdf = _DUMMY_2D
+        support = _DUMMY_1D
+    return kernels.RewardState(
+        kind=kind,
+        dist=kernels.DISTRIBUTION_CODES[arms.distribution],
+        rng=rng,
+        buf=np.zeros(buffer),
+        pos=np.full(1, buffer, dtype=np.int64),
+        key=np.array([key], dtype=np.uint64),
+        used=np.zeros(n, dtype=np.int64),
+        means=np.array(arms.means, dtype=np.float64),
+        sigma=float(arms.sigma) if arms.sigma is not None else 0.0,
+        cdf=cdf,
+        probs=probs,
+        support=support,
+    )
+
 
 class IndependentRewards(RewardSource):
     """Rewards drawn from the episode's generator (the default)."""
 
+    _UNIFORM_PULLS_PER_ARM = kernels.UNIFORM_PULLS_PER_ARM
+    _BUFFER = 1024
+
     def __init__(self, arms: Arms, rng: np.random.Generator) -> None:
-        self._means = arms.means
+        self.state = _state(kernels.INDEPENDENT, arms, rng, self._BUFFER, 0)
+        self._means = self.state.means
         self._dist = arms.distribution
         self._rng = rng
-        self._sigma = arms.sigma
-        self._support = arms.support
-        self._probs = arms.probs
+        self._sigma = self.state.sigma
         self._means_list = self._means.tolist()
-        self._buf: list[float] = []
-        self._pos = 0
-        if self._dist == "categorical":
-            self._cdf = np.cumsum(arms.probs, axis=1)
-            self._cdf[:, -1] = 1.0
-
-    _UNIFORM_PULLS_PER_ARM = 6
-    _BUFFER = 1024
+        self._buf = self.state.buf
+        self._pos = self.state.pos
 
     def sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
         """Exact sums: binomial, normal or multinomial draws (see module docstring).
@@ -76,17 +127,16 @@ class IndependentRewards(RewardSource):
         if self._dist == "gaussian":
             noise = rng.standard_normal(arms.shape[0])
             return reps * self._means[arms] + self._sigma * np.sqrt(reps) * noise
-        counts = rng.multinomial(reps, self._probs[arms])
-        return counts @ self._support
+        return self._kernel_sums(arms, reps)
 
     def _uniform(self) -> float:
         """Next uniform from a buffer refilled from the generator in blocks."""
-        pos = self._pos
-        if pos == len(self._buf):
-            self._buf = self._rng.random(self._BUFFER).tolist()
+        pos = self._pos.item(0)
+        if pos >= self._BUFFER:
+            self._buf[:] = self._rng.random(self._BUFFER)
             pos = 0
-        self._pos = pos + 1
-        return self._buf[pos]
+        self._pos[0] = pos + 1
+        return self._buf.item(pos)
 
     def one(self, arm: int) -> float:
         """A single reward: one uniform (Bernoulli, categorical) or one normal draw."""
@@ -94,64 +144,24 @@ class IndependentRewards(RewardSource):
             return 1.0 if self._uniform() < self._means_list[arm] else 0.0
         if self._dist == "gaussian":
             return float(self._means[arm] + self._sigma * self._rng.standard_normal())
-        u = self._uniform()
-        return float(self._support[np.searchsorted(self._cdf[arm], u, side="right")])
+        return self._kernel_one(arm)
 
 
 class PairedRewards(RewardSource):
     """Common random numbers indexed by (arm, pull number).
 
-    Arm ``i`` owns a generator seeded from ``(seed, i)``; its j-th uniform (or normal)
-    decides its j-th reward, whatever the batch in which that pull happens. Streams are
-    extended lazily, so the cost is O(pulls).
+    The j-th reward of arm ``i`` is decided by a uniform that is a fixed function of
+    ``(seed, i, j)`` (a counter-based SplitMix64 hash, :mod:`bandit_envs.kernels`),
+    whatever the batch in which that pull happens. The cost is O(pulls).
     """
 
-    _BLOCK = 64
-
     def __init__(self, arms: Arms, seed: int) -> None:
-        self._means = arms.means
-        self._dist = arms.distribution
-        self._sigma = arms.sigma
-        self._support = arms.support
-        if self._dist == "categorical":
-            self._cdf = np.cumsum(arms.probs, axis=1)
-            self._cdf[:, -1] = 1.0
-        n = self._means.shape[0]
-        self._seeds = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
-        self._gens: list[np.random.Generator | None] = [None] * n
-        self._streams: list[np.ndarray] = [np.empty(0)] * n
-        self._used = np.zeros(n, dtype=np.int64)
-
-    def _take(self, arm: int, count: int) -> np.ndarray:
-        start = int(self._used[arm])
-        stop = start + count
-        stream = self._streams[arm]
-        if stop > stream.shape[0]:
-            gen = self._gens[arm]
-            if gen is None:
-                gen = np.random.Generator(np.random.PCG64(int(self._seeds[arm])))
-                self._gens[arm] = gen
-            size = max(stop - stream.shape[0], stream.shape[0], self._BLOCK)
-            fresh = gen.standard_normal(size) if self._dist == "gaussian" else gen.random(size)
-            stream = np.concatenate((stream, fresh))
-            self._streams[arm] = stream
-        self._used[arm] = stop
-        return stream[start:stop]
-
-    def _rewards(self, arm: int, draws: np.ndarray) -> np.ndarray:
-        if self._dist == "bernoulli":
-            return (draws < self._means[arm]).astype(np.float64)
-        if self._dist == "gaussian":
-            return self._means[arm] + self._sigma * draws
-        return self._support[np.searchsorted(self._cdf[arm], draws, side="right")]
+        self.state = _state(kernels.PAIRED, arms, _NO_RNG, 1, seed)
 
     def sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
         """Sums of each arm's next ``reps`` rewards in its stream."""
-        out = np.empty(arms.shape[0], dtype=np.float64)
-        for j, (arm, rep) in enumerate(zip(arms.tolist(), reps.tolist())):
-            out[j] = self._rewards(arm, self._take(arm, rep)).sum()
-        return out
+        return self._kernel_sums(arms, reps)
 
     def one(self, arm: int) -> float:
         """The arm's next reward in its stream."""
-        return float(self._rewards(arm, self._take(arm, 1))[0])
+        return self._kernel_one(arm)

@@ -1,0 +1,647 @@
+"""The compiled engine of the scripted agents: one implementation, two ways to play it.
+
+Every algorithm of :mod:`agents` is a numba *generator* ``run(ctx, prm)`` (one per
+module, next to its agent class): it reads the statistics in ``ctx``, yields pull
+requests, and finally writes its answer with :func:`finish`. ``ctx`` (:class:`Ctx`)
+holds the agent's arrays: pull counts and empirical means, the request buffer, the
+scheduler's state, a per-arm ``status`` (for anytime answers), the answer, the
+integer/float registers ``iv``/``fv`` and the agent's generator ``rng``. ``prm`` is the
+agent's float64 parameter vector.
+
+Requests (the values a generator yields):
+
+* ``arm >= 0``: pull ``arm`` once, as one batch of one pull (fits every batch model);
+* :data:`PULL` (from :func:`request_pull` / :func:`request_each`): pull
+  ``req_arms[j]`` ``req_reps[j]`` more times, spread over batches by RoundRobin;
+* :data:`BATCH` (from :func:`request_batch`): exactly one RoundRobin batch over
+  ``req_arms``.
+
+The same generator is played in two ways, which make the same requests, the same
+batches and the same draws (``tests/test_fast_path.py`` checks every agent bit for
+bit):
+
+* the reference (Gymnasium) path: :class:`agents.base.ScriptedAgent` resumes the
+  generator from Python, asks :func:`schedule` for each batch and records it with
+  :func:`record_batch` after the environment stepped;
+* the fast path: :func:`drive`, compiled, iterates the generator, schedules batches
+  with the same functions, and draws rewards with the environment's own kernels
+  (:mod:`bandit_envs.kernels`) on the environment's arrays, until the episode's
+  sampling ends; :func:`agents.run_episode` then lets the environment finish the
+  episode (answer step, scores, terminal ``info``) in Python.
+
+Batches follow Jun et al. (2016) Algorithm 1 (RoundRobin; its ``a_l <= r`` read as
+``a_l < r``, paper-notes): each pull goes to the requested arm with the fewest pulls
+(counting the batch's own), ties uniformly at random; :func:`round_robin` computes the
+allocation by water filling, and one-pull batches take the arms of the lowest level in
+random order from a bucket (the same law, O(1) amortised per pull).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from bandit_envs import kernels as env_kernels
+
+__all__ = [
+    "BATCH",
+    "Ctx",
+    "PULL",
+    "RULE_EMPIRICAL",
+    "RULE_MOST_PULLED",
+    "RULE_STATUS",
+    "current_answer",
+    "drive",
+    "choose_distinct",
+    "finish",
+    "make_ctx",
+    "request_batch",
+    "request_each",
+    "request_pull",
+    "round_robin",
+    "top_k_into",
+]
+
+# ---------------------------------------------------------------- registers
+#: ``iv`` indices: the problem (read-only for algorithms) ...
+N, K, B, R, BUDGET, MAX_BATCHES, SETTING = 0, 1, 2, 3, 4, 5, 6
+#: ... and the bookkeeping (pulls and batches made, request and answer state).
+PULLS, BATCHES, REQ_LEN, REQ_KIND, REQ_OPEN, REQ_DUE = 7, 8, 9, 10, 11, 12
+FINISHED, HAS_ANSWER, RULE, BUCKET_LEN, BUCKET_LEVEL, STEPS = 13, 14, 15, 16, 17, 18
+NI = 20
+#: ``fv`` indices: the sub-Gaussian scale of one reward.
+SIGMA = 0
+NF = 4
+#: ``iv[SETTING]`` values.
+FIXED_BUDGET, FIXED_CONFIDENCE = 0, 1
+#: request codes (``arm >= 0`` is one pull of that arm).
+PULL, BATCH = -1, -2
+#: ``status`` values, read by the anytime answer rule :data:`RULE_STATUS`.
+UNDECIDED, ACCEPTED, REJECTED = 0, 1, 2
+#: anytime answer rules (:func:`current_answer`).
+RULE_EMPIRICAL, RULE_STATUS, RULE_MOST_PULLED = 0, 1, 2
+#: :func:`drive` outcomes.
+SAMPLING_OVER, AGENT_STOPPED = 0, 1
+
+
+class Ctx(NamedTuple):
+    """An agent's compiled state for one episode (see the module docstring)."""
+
+    counts: np.ndarray  # int64[n], pulls per arm
+    means: np.ndarray  # float64[n], empirical means (0 before the first pull)
+    status: np.ndarray  # int8[n], UNDECIDED / ACCEPTED / REJECTED
+    req_arms: np.ndarray  # int64[n], the current request's arms
+    req_reps: np.ndarray  # int64[n], ... and pulls asked of each
+    due: np.ndarray  # int64[n], pulls still owed per request position
+    pos_of: np.ndarray  # int64[n], position of an arm in the request, -1 if none
+    batch_arms: np.ndarray  # int64[n], the batch the scheduler made
+    batch_reps: np.ndarray  # int64[n]
+    work: np.ndarray  # int64[n], scheduler scratch (one-pull bucket)
+    answer: np.ndarray  # int64[k]
+    iv: np.ndarray  # int64[NI] registers
+    fv: np.ndarray  # float64[NF] registers
+    rng: np.random.Generator
+
+
+def make_ctx(problem, rng: np.random.Generator, rule: int) -> Ctx:
+    """A fresh :class:`Ctx` for an episode of ``problem`` (a :class:`~bandit_envs.problem.Problem`)."""
+    n, k = problem.n_arms, problem.k
+    iv = np.zeros(NI, dtype=np.int64)
+    iv[N], iv[K] = n, k
+    iv[B] = -1 if problem.batch_size is None else problem.batch_size
+    iv[R] = -1 if problem.repeat_limit is None else problem.repeat_limit
+    iv[BUDGET] = -1 if problem.budget is None else problem.budget
+    iv[MAX_BATCHES] = -1 if problem.max_batches is None else problem.max_batches
+    iv[SETTING] = FIXED_BUDGET if problem.setting == "fixed_budget" else FIXED_CONFIDENCE
+    iv[RULE] = rule
+    fv = np.zeros(NF)
+    fv[SIGMA] = problem.sigma
+    return Ctx(
+        counts=np.zeros(n, dtype=np.int64),
+        means=np.zeros(n),
+        status=np.zeros(n, dtype=np.int8),
+        req_arms=np.zeros(n, dtype=np.int64),
+        req_reps=np.zeros(n, dtype=np.int64),
+        due=np.zeros(n, dtype=np.int64),
+        pos_of=np.full(n, -1, dtype=np.int64),
+        batch_arms=np.zeros(n, dtype=np.int64),
+        batch_reps=np.zeros(n, dtype=np.int64),
+        work=np.zeros(n, dtype=np.int64),
+        answer=np.zeros(k, dtype=np.int64),
+        iv=iv,
+        fv=fv,
+        rng=rng,
+    )
+
+
+# ------------------------------------------------------- algorithm helpers
+@numba.njit(cache=True)
+def request_pull(ctx, arms, reps):
+    """Ask for ``reps[j]`` more pulls of ``arms[j]``: ``yield request_pull(ctx, arms, reps)``."""
+    m = arms.shape[0]
+    for j in range(m):
+        ctx.req_arms[j] = arms[j]
+        ctx.req_reps[j] = reps[j]
+    ctx.iv[REQ_LEN] = m
+    return PULL
+
+
+@numba.njit(cache=True)
+def request_each(ctx, arms, times):
+    """Ask for ``times`` more pulls of every arm of ``arms``."""
+    m = arms.shape[0]
+    for j in range(m):
+        ctx.req_arms[j] = arms[j]
+        ctx.req_reps[j] = times
+    ctx.iv[REQ_LEN] = m
+    return PULL
+
+
+@numba.njit(cache=True)
+def request_two(ctx, a, b):
+    """Ask for one more pull of arms ``a`` and ``b`` (distinct): the LUCB round."""
+    ctx.req_arms[0] = a
+    ctx.req_arms[1] = b
+    ctx.req_reps[0] = 1
+    ctx.req_reps[1] = 1
+    ctx.iv[REQ_LEN] = 2
+    return PULL
+
+
+@numba.njit(cache=True)
+def request_batch(ctx, arms):
+    """Ask for exactly one RoundRobin batch over ``arms``."""
+    m = arms.shape[0]
+    for j in range(m):
+        ctx.req_arms[j] = arms[j]
+        ctx.req_reps[j] = 0
+    ctx.iv[REQ_LEN] = m
+    return BATCH
+
+
+@numba.njit(cache=True)
+def finish(ctx, arms):
+    """Record the algorithm's answer (``k`` distinct arms); then ``return`` from ``run``."""
+    k = ctx.answer.shape[0]
+    if arms.shape[0] != k:
+        raise RuntimeError("the algorithm answered a set whose size is not k")
+    for j in range(k):
+        ctx.answer[j] = arms[j]
+    ctx.iv[HAS_ANSWER] = 1
+
+
+@numba.njit(cache=True)
+def pulls_left(ctx):
+    """Pulls the budget has left (``-1``: no pull budget)."""
+    b = ctx.iv[BUDGET]
+    return -1 if b < 0 else b - ctx.iv[PULLS]
+
+
+@numba.njit(cache=True)
+def batches_left(ctx):
+    """Batches left before ``max_batches`` (``-1``: no limit)."""
+    m = ctx.iv[MAX_BATCHES]
+    return -1 if m < 0 else m - ctx.iv[BATCHES]
+
+
+# ------------------------------------------------------------ top-k and answers
+@numba.njit(cache=True)
+def choose_distinct(pool, size, count, rng):
+    """Move ``count`` uniformly random entries of ``pool[:size]`` to its front (partial shuffle)."""
+    for i in range(count):
+        j = i + rng.integers(0, size - i) if size - i > 1 else i
+        pool[i], pool[j] = pool[j], pool[i]
+
+
+@numba.njit(cache=True)
+def top_k_into(values, cand, k, rng, out, start):
+    """Write the ``k`` candidates ``cand`` with the largest ``values`` to ``out[start:start + k]``.
+
+    Ties at the boundary are broken uniformly at random with ``rng``; ``-inf`` values
+    (e.g. never-pulled arms) are chosen only when needed.
+    """
+    m = cand.shape[0]
+    if k <= 0:
+        return
+    if k >= m:
+        for j in range(m):
+            out[start + j] = cand[j]
+        return
+    vals = np.empty(m)
+    for j in range(m):
+        vals[j] = values[cand[j]]
+    order = np.argsort(-vals, kind="mergesort")
+    thr = vals[order[k - 1]]
+    pos = start
+    tied = np.empty(m, dtype=np.int64)
+    nt = 0
+    for j in range(m):
+        v = vals[j]
+        if v > thr:
+            out[pos] = cand[j]
+            pos += 1
+        elif v == thr:
+            tied[nt] = cand[j]
+            nt += 1
+    need = start + k - pos
+    choose_distinct(tied, nt, need, rng)
+    for j in range(need):
+        out[pos + j] = tied[j]
+
+
+@numba.njit(cache=True)
+def _pulled_values(ctx):
+    n = ctx.counts.shape[0]
+    values = np.empty(n)
+    for i in range(n):
+        values[i] = ctx.means[i] if ctx.counts[i] > 0 else -np.inf
+    return values
+
+
+@numba.njit(cache=True)
+def current_answer(ctx):
+    """The answer now: the algorithm's own if it finished, else its anytime rule (sorted).
+
+    Rules: :data:`RULE_EMPIRICAL`, the ``k`` highest empirical means (never-pulled arms
+    last); :data:`RULE_STATUS`, the arms marked :data:`ACCEPTED` then the highest
+    empirical means among the :data:`UNDECIDED` ones; :data:`RULE_MOST_PULLED`, the
+    ``k`` most pulled arms. Ties at random with ``ctx.rng``.
+    """
+    k = ctx.answer.shape[0]
+    out = np.empty(k, dtype=np.int64)
+    if ctx.iv[HAS_ANSWER] == 1:
+        out[:] = ctx.answer
+        out.sort()
+        return out
+    n = ctx.counts.shape[0]
+    rule = ctx.iv[RULE]
+    if rule == RULE_MOST_PULLED:
+        values = ctx.counts.astype(np.float64)
+        top_k_into(values, np.arange(n), k, ctx.rng, out, 0)
+    elif rule == RULE_STATUS:
+        acc = 0
+        for i in range(n):
+            if ctx.status[i] == ACCEPTED and acc < k:
+                out[acc] = i
+                acc += 1
+        if acc < k:
+            und = np.flatnonzero(ctx.status == UNDECIDED)
+            top_k_into(_pulled_values(ctx), und, k - acc, ctx.rng, out, acc)
+    else:
+        top_k_into(_pulled_values(ctx), np.arange(n), k, ctx.rng, out, 0)
+    out.sort()
+    return out
+
+
+# ------------------------------------------------------------------ scheduler
+@numba.njit(cache=True)
+def round_robin(counts, caps, total, rng, alloc, lowest_first=False):
+    """Allocate ``min(total, sum(caps))`` pulls over arms to keep their counts level.
+
+    Jun et al. (2016) Algorithm 1 by water filling: raise every arm to ``min(h, T_l +
+    cap_l)`` for the highest level ``h`` that fits, then give the pulls left, one each,
+    to arms sitting exactly at level ``h`` (chosen uniformly at random with ``rng``, or
+    the lowest positions with ``lowest_first``). Writes ``alloc``
+    (``0 <= alloc <= caps``, summing to ``min(total, sum(caps))``).
+    """
+    m = counts.shape[0]
+    supply = 0
+    for j in range(m):
+        supply += caps[j]
+    if total >= supply:
+        for j in range(m):
+            alloc[j] = caps[j]
+        return
+    for j in range(m):
+        alloc[j] = 0
+    if total <= 0:
+        return
+    lo = counts[0]
+    hi = counts[0] + caps[0]
+    for j in range(1, m):
+        if counts[j] < lo:
+            lo = counts[j]
+        if counts[j] + caps[j] > hi:
+            hi = counts[j] + caps[j]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        filled = 0
+        for j in range(m):
+            d = mid - counts[j]
+            if d > 0:
+                filled += d if d < caps[j] else caps[j]
+        if filled <= total:
+            lo = mid
+        else:
+            hi = mid
+    given = 0
+    for j in range(m):
+        d = lo - counts[j]
+        if d > 0:
+            alloc[j] = d if d < caps[j] else caps[j]
+            given += alloc[j]
+    short = total - given
+    if short > 0:
+        can = np.empty(m, dtype=np.int64)
+        nc = 0
+        for j in range(m):
+            if counts[j] + alloc[j] == lo and alloc[j] < caps[j]:
+                can[nc] = j
+                nc += 1
+        if not lowest_first:
+            choose_distinct(can, nc, short, rng)
+        for j in range(short):
+            alloc[can[j]] += 1
+
+
+@numba.njit(cache=True)
+def accept_request(ctx, code):
+    """Take the request the generator yielded (``PULL`` or ``BATCH``); validate it."""
+    iv = ctx.iv
+    n = ctx.counts.shape[0]
+    m = iv[REQ_LEN]
+    if m < 0 or m > n:
+        raise RuntimeError("the agent requested more arms than there are")
+    keep = 0
+    due_total = 0
+    for j in range(m):
+        a = ctx.req_arms[j]
+        if a < 0 or a >= n:
+            raise RuntimeError("the agent requested an arm outside [0, n_arms)")
+        if ctx.pos_of[a] >= 0:
+            for i in range(keep):  # undo the marks before raising
+                ctx.pos_of[ctx.req_arms[i]] = -1
+            raise RuntimeError("the agent requested repeated arms")
+        if code == PULL and ctx.req_reps[j] <= 0:
+            continue
+        ctx.req_arms[keep] = a
+        ctx.req_reps[keep] = ctx.req_reps[j]
+        ctx.due[keep] = ctx.req_reps[j]
+        ctx.pos_of[a] = keep
+        due_total += ctx.req_reps[j]
+        keep += 1
+    iv[REQ_LEN] = keep
+    iv[REQ_KIND] = code
+    iv[REQ_DUE] = due_total
+    iv[REQ_OPEN] = 1 if keep > 0 else 0
+    iv[BUCKET_LEN] = 0
+
+
+@numba.njit(cache=True)
+def close_request(ctx):
+    """Forget the current request."""
+    iv = ctx.iv
+    for j in range(iv[REQ_LEN]):
+        ctx.pos_of[ctx.req_arms[j]] = -1
+    iv[REQ_OPEN] = 0
+    iv[REQ_LEN] = 0
+    iv[BUCKET_LEN] = 0
+
+
+@numba.njit(cache=True)
+def _one_from_bucket(ctx):
+    """One-pull batch of a ``PULL`` request: a random arm of the lowest level still owed."""
+    iv = ctx.iv
+    bucket = ctx.work
+    if iv[BUCKET_LEN] == 0:
+        m = iv[REQ_LEN]
+        level = -1
+        nb = 0
+        for j in range(m):
+            if ctx.due[j] > 0:
+                c = ctx.counts[ctx.req_arms[j]]
+                if level < 0 or c < level:
+                    level = c
+                    nb = 0
+                if c == level:
+                    bucket[nb] = j
+                    nb += 1
+        if nb == 0:
+            return -1
+        iv[BUCKET_LEN] = nb
+        iv[BUCKET_LEVEL] = level
+    nb = iv[BUCKET_LEN]
+    i = ctx.rng.integers(0, nb) if nb > 1 else 0
+    j = bucket[i]
+    bucket[i] = bucket[nb - 1]
+    iv[BUCKET_LEN] = nb - 1
+    return j
+
+
+@numba.njit(cache=True)
+def schedule(ctx):
+    """The next batch of the open request into ``batch_arms``/``batch_reps``; its length.
+
+    0 when the request is served or nothing more fits (budget spent).
+    """
+    iv = ctx.iv
+    m = iv[REQ_LEN]
+    if iv[REQ_OPEN] == 0 or m == 0:
+        return 0
+    r = iv[R]
+    room = iv[B]
+    left = pulls_left(ctx)
+    if left >= 0 and (room < 0 or left < room):
+        room = left
+    if room == 0:
+        return 0
+    if iv[REQ_KIND] == PULL:
+        if iv[REQ_DUE] <= 0:
+            return 0
+        if room == 1:
+            j = _one_from_bucket(ctx)
+            if j < 0:
+                return 0
+            ctx.batch_arms[0] = ctx.req_arms[j]
+            ctx.batch_reps[0] = 1
+            return 1
+        top = 0
+        for j in range(m):
+            if ctx.due[j] > top:
+                top = ctx.due[j]
+        if (r < 0 or top <= r) and (room < 0 or iv[REQ_DUE] <= room):
+            out = 0
+            for j in range(m):
+                if ctx.due[j] > 0:
+                    ctx.batch_arms[out] = ctx.req_arms[j]
+                    ctx.batch_reps[out] = ctx.due[j]
+                    out += 1
+            return out
+        caps = np.empty(m, dtype=np.int64)
+        for j in range(m):
+            d = ctx.due[j]
+            if d < 0:
+                d = 0
+            caps[j] = d if r < 0 or d < r else r
+    else:
+        if r >= 0:
+            per_arm = r
+        elif iv[B] >= 0:
+            per_arm = iv[B]
+        else:
+            per_arm = 1
+        caps = np.full(m, per_arm, dtype=np.int64)
+    supply = 0
+    for j in range(m):
+        supply += caps[j]
+    total = supply if room < 0 or supply < room else room
+    if total <= 0:
+        return 0
+    counts = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        counts[j] = ctx.counts[ctx.req_arms[j]]
+    alloc = np.empty(m, dtype=np.int64)
+    round_robin(counts, caps, total, ctx.rng, alloc)
+    out = 0
+    for j in range(m):
+        if alloc[j] > 0:
+            ctx.batch_arms[out] = ctx.req_arms[j]
+            ctx.batch_reps[out] = alloc[j]
+            out += 1
+    iv[BUCKET_LEN] = 0
+    return out
+
+
+@numba.njit(cache=True)
+def record_batch(ctx, arms, reps):
+    """Book a batch the environment made (``arms`` pulled ``reps`` times)."""
+    iv = ctx.iv
+    total = 0
+    for j in range(arms.shape[0]):
+        total += reps[j]
+    iv[PULLS] += total
+    iv[BATCHES] += 1
+    if iv[REQ_OPEN] == 0:
+        return
+    if iv[REQ_KIND] == BATCH:
+        close_request(ctx)
+        return
+    for j in range(arms.shape[0]):
+        p = ctx.pos_of[arms[j]]
+        if p >= 0:
+            ctx.due[p] -= reps[j]
+            iv[REQ_DUE] -= reps[j]
+    if iv[REQ_DUE] <= 0:
+        close_request(ctx)
+
+
+@numba.njit(cache=True)
+def record_one(ctx):
+    """Book a one-pull batch of a one-pull request."""
+    ctx.iv[PULLS] += 1
+    ctx.iv[BATCHES] += 1
+
+
+@numba.njit(cache=True)
+def sampling_spent(ctx):
+    """Whether the pull budget or ``max_batches`` is spent (nothing more is asked for)."""
+    iv = ctx.iv
+    if iv[BUDGET] >= 0 and iv[PULLS] >= iv[BUDGET]:
+        return True
+    return iv[MAX_BATCHES] >= 0 and iv[BATCHES] >= iv[MAX_BATCHES]
+
+
+# ------------------------------------------------------------ the fast path
+@numba.njit(cache=True)
+def _sort_batch(arms, reps, m, out_arms, out_reps):
+    """The batch in arm-index order (the environment draws in that order)."""
+    if m <= 16:
+        for j in range(m):
+            out_arms[j] = arms[j]
+            out_reps[j] = reps[j]
+        for j in range(1, m):
+            a, r = out_arms[j], out_reps[j]
+            i = j - 1
+            while i >= 0 and out_arms[i] > a:
+                out_arms[i + 1] = out_arms[i]
+                out_reps[i + 1] = out_reps[i]
+                i -= 1
+            out_arms[i + 1] = a
+            out_reps[i + 1] = r
+        return
+    order = np.argsort(arms[:m], kind="mergesort")
+    for j in range(m):
+        out_arms[j] = arms[order[j]]
+        out_reps[j] = reps[order[j]]
+
+
+@numba.njit(cache=True)
+def _env_batch(env, counts, sums, emp, arms, reps, m, drawn):
+    """Draw and book one batch on the environment's arrays (``TopKBaseEnv._sample``)."""
+    if m == 1 and reps[0] == 1:
+        a = arms[0]
+        x = env_kernels.draw_one(
+            env.kind, env.dist, env.rng, env.buf, env.pos, env.key, env.used,
+            env.means, env.sigma, env.cdf, env.probs, env.support, a,
+        )
+        c = counts[a] + 1
+        counts[a] = c
+        s = sums[a] + x
+        sums[a] = s
+        emp[a] = s / c
+        return
+    env_kernels.draw_sums(
+        env.kind, env.dist, env.rng, env.buf, env.pos, env.key, env.used,
+        env.means, env.sigma, env.cdf, env.probs, env.support, arms[:m], reps[:m], drawn[:m],
+    )
+    env_kernels.apply_pulls(arms[:m], reps[:m], drawn[:m], counts, sums, emp)
+
+
+@numba.njit(cache=True)
+def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
+    """Play ``gen`` (an algorithm's generator on ``ctx``) until sampling ends.
+
+    ``env`` is the episode's :class:`~bandit_envs.kernels.RewardState`; ``counts``,
+    ``sums``, ``emp`` the environment's arrays (updated in place, as its ``step``
+    would). ``ctx.counts``/``ctx.means`` must be the environment's ``counts``/``emp``.
+    Returns ``(outcome, reward)``: :data:`SAMPLING_OVER` when the budget or
+    ``max_batches`` ended sampling (the last batch's step reward is the
+    environment's to compute), :data:`AGENT_STOPPED` when the algorithm returned; and
+    the sum of the step rewards of the other sampling steps.
+    """
+    iv = ctx.iv
+    n = counts.shape[0]
+    sorted_arms = np.empty(n, dtype=np.int64)
+    sorted_reps = np.empty(n, dtype=np.int64)
+    drawn = np.empty(n)
+    one_arm = np.empty(1, dtype=np.int64)
+    one_rep = np.ones(1, dtype=np.int64)
+    step_reward = -cost_per_batch if iv[SETTING] == FIXED_CONFIDENCE else 0.0
+    reward = 0.0
+    if sampling_spent(ctx):
+        return SAMPLING_OVER, reward
+    for code in gen:
+        if code >= 0:
+            if code >= n:
+                raise RuntimeError("the agent requested an arm outside [0, n_arms)")
+            one_arm[0] = code
+            _env_batch(env, counts, sums, emp, one_arm, one_rep, 1, drawn)
+            record_one(ctx)
+            if sampling_spent(ctx):
+                return SAMPLING_OVER, reward
+            reward += step_reward
+            iv[STEPS] += 1
+            if max_steps >= 0 and iv[STEPS] >= max_steps:
+                raise RuntimeError("the episode did not end within max_steps")
+            continue
+        if code != PULL and code != BATCH:
+            raise RuntimeError("the agent yielded an unknown request code")
+        accept_request(ctx, code)
+        while iv[REQ_OPEN] == 1:
+            m = schedule(ctx)
+            if m == 0:
+                close_request(ctx)
+                break
+            _sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
+            _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
+            record_batch(ctx, ctx.batch_arms[:m], ctx.batch_reps[:m])
+            if sampling_spent(ctx):
+                return SAMPLING_OVER, reward
+            reward += step_reward
+            iv[STEPS] += 1
+            if max_steps >= 0 and iv[STEPS] >= max_steps:
+                raise RuntimeError("the episode did not end within max_steps")
+    iv[FINISHED] = 1
+    return AGENT_STOPPED, reward

@@ -1,0 +1,166 @@
+"""The compiled fast path plays exactly the episode of the Gymnasium step path.
+
+For every registered compiled agent and a grid of n, k, (b, r), both settings, each
+reward distribution, paired and not: ``agents.run_episode`` (fast path,
+:func:`agents.engine.drive`) and the reference path (``fast=False``: the agent's
+act/observe through ``env.step``, dense actions) produce the same pulls in the same
+batches, the same answer, the same terminal ``info`` and the same total reward. The
+step-by-step trace of the reference path is also compared with the fast path's final
+counts and the environment's state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import bandit_envs
+from agents.base import ScriptedAgent
+
+#: (n, k, batch_size, repeat_limit, distribution, paired): a covering grid of the factors.
+GRID: list[tuple[int, int, int | None, int | None, str, bool]] = [
+    (6, 1, 1, 1, "bernoulli", False),
+    (6, 2, 1, 1, "bernoulli", True),
+    (9, 3, 4, 2, "bernoulli", False),
+    (9, 2, 4, 2, "gaussian", True),
+    (7, 1, 3, 3, "gaussian", False),
+    (8, 3, None, 3, "bernoulli", True),
+    (8, 2, None, 2, "categorical", False),
+    (5, 2, 1, 1, "categorical", True),
+    (12, 4, 16, 4, "bernoulli", False),
+    (10, 1, 64, 64, "gaussian", False),
+]
+
+
+def compiled_agents() -> list[str]:
+    names = []
+    for name in agents.available():
+        cls = agents.agent_class(name)
+        if issubclass(cls, ScriptedAgent) and cls.kernel is not None:
+            names.append(name)
+    return names
+
+
+def _instance(n: int, k: int, dist: str, seed: int) -> Any:
+    rng = np.random.default_rng(seed)
+    if dist == "categorical":
+        support = np.array([0.0, 0.5, 1.0])
+        probs = rng.dirichlet(np.ones(3), size=n)
+        return bandit_envs.instances.from_categorical(probs, support, k=k)
+    means = np.sort(rng.uniform(0.2, 0.8, size=n))[::-1].copy()
+    means[k:] -= 0.1  # a gap, so that fixed-confidence agents stop in a few thousand pulls
+    sigma = 0.5 if dist == "gaussian" else None
+    return bandit_envs.instances.from_means(means, k=k, distribution=dist, sigma=sigma)
+
+
+def _make_env(setting: str, n: int, k: int, b: int | None, r: int | None, dist: str, paired: bool) -> gym.Env:
+    kwargs: dict[str, Any] = dict(
+        instance=_instance(n, k, dist, seed=n * 31 + k),
+        batch_size=b,
+        repeat_limit=r,
+        setting=setting,
+        answer="agent",
+        paired=paired,
+    )
+    if setting == "fixed_budget":
+        kwargs["budget"] = 25 * n
+    else:
+        kwargs["max_batches"] = 1500
+        kwargs["cost_per_batch"] = 0.001
+    return gym.make("TopK-Batch-v0", **kwargs)
+
+
+def _params(name: str, setting: str) -> dict[str, Any]:
+    if name == "uniform" and setting == "fixed_confidence":
+        return {"rounds": 40}
+    return {}
+
+
+def _result_dict(res: agents.EpisodeResult) -> dict[str, Any]:
+    row = res.as_row()
+    row.pop("wall_time")
+    return row
+
+
+def _cases() -> list[tuple[str, str, tuple]]:
+    out = []
+    for name in compiled_agents():
+        cls = agents.agent_class(name)
+        for setting, point in itertools.product(("fixed_budget", "fixed_confidence"), GRID):
+            if setting not in cls.settings:
+                continue
+            n, k = point[0], point[1]
+            if cls.k_values is not None and k not in cls.k_values:
+                continue
+            out.append((name, setting, point))
+    return out
+
+
+@pytest.mark.parametrize(("name", "setting", "point"), _cases(), ids=lambda v: str(v))
+def test_fast_path_plays_the_reference_episode(name: str, setting: str, point: tuple) -> None:
+    n, k, b, r, dist, paired = point
+    env = _make_env(setting, n, k, b, r, dist, paired)
+    for seed in (0, 1):
+        fast_agent = agents.make(name, **_params(name, setting))
+        ref_agent = agents.make(name, **_params(name, setting))
+        assert agents.fast_path_applies(env, fast_agent)
+        fast = agents.run_episode(env, fast_agent, seed=seed)
+        fast_counts = env.unwrapped._counts.copy()
+        fast_sums = env.unwrapped._sums.copy()
+        ref = agents.run_episode(env, ref_agent, seed=seed, fast=False, max_steps=100_000)
+        assert _result_dict(fast) == _result_dict(ref)
+        assert np.array_equal(fast_counts, env.unwrapped._counts)
+        assert np.array_equal(fast_sums, env.unwrapped._sums)
+        assert np.array_equal(fast_agent.counts, ref_agent.counts)
+        assert fast_agent.total_pulls == ref_agent.total_pulls == fast.pulls
+
+
+def _dense_episode(env: gym.Env, agent: ScriptedAgent, seed: int) -> tuple[list, dict]:
+    """The act/observe path through ``env.step`` (dense actions), with its batches."""
+    obs, _ = env.reset(seed=seed)
+    agent.reset(env.unwrapped.problem, seed=seed)
+    batches = []
+    while True:
+        action = agent.act(obs)
+        if int(obs.get("phase", 0)) == 0:
+            batches.append(action.copy())
+        obs, reward, terminated, truncated, info = env.step(action)
+        agent.observe(action, obs, float(reward), terminated, truncated, info)
+        if terminated or truncated:
+            return batches, info
+
+
+@pytest.mark.parametrize("name", compiled_agents())
+def test_act_observe_through_env_step_matches_fast_path(name: str) -> None:
+    """The dense Gymnasium path (act/observe, ``env.step``) against the fast path."""
+    for setting in ("fixed_budget", "fixed_confidence"):
+        if setting not in agents.agent_class(name).settings:
+            continue
+        k = 1 if agents.agent_class(name).k_values == frozenset({1}) else 2
+        env = _make_env(setting, 8, k, 4, 2, "bernoulli", True)
+        batches, info = _dense_episode(env, agents.make(name, **_params(name, setting)), seed=5)
+        fast = agents.run_episode(env, agents.make(name, **_params(name, setting)), seed=5)
+        assert fast.batches == info["batches"] == sum(1 for a in batches if a.any())
+        assert fast.pulls == info["pulls"] == int(sum(a.sum() for a in batches))
+        assert fast.recommendation.tolist() == info["recommendation"].tolist()
+        assert fast.aggregate_regret == info["aggregate_regret"]
+
+
+def test_fast_path_through_wrappers_and_topk_v0() -> None:
+    """``gym.make`` wrappers are skipped; ``TopK-v0`` takes the fast path too."""
+    env = gym.make("TopK-v0", instance="zhou2014-two-level", n_arms=20, k=3, budget=400)
+    agent = agents.make("uniform")
+    assert agents.fast_path_applies(env, agent)
+    res = agents.run_episode(env, agent, seed=2)
+    assert res.pulls == 400 and res.batches == 400 and res.terminated
+    batch_env = gym.make(
+        "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=20, k=3, budget=400, batch_size=1
+    )
+    other = agents.run_episode(batch_env, agents.make("uniform"), seed=2)
+    assert res.recommendation.tolist() == other.recommendation.tolist()
+    assert res.aggregate_regret == other.aggregate_regret
