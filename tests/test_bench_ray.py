@@ -1,13 +1,16 @@
-"""The Ray backend gives the same rows as the process backend (minus wall time)."""
+"""The Ray backend gives the same rows as the process backend (minus wall time), also
+when a worker is killed in the middle of a run."""
 
 from __future__ import annotations
 
 import builtins
+import json
 import os
+from collections import Counter
 
 import pytest
 
-from topk_bench.backends import BackendError, RayBackend
+from topk_bench.backends import KILL_ENV, BackendError, RayBackend
 from topk_bench.config import load
 from topk_bench.run import run_experiment
 from topk_bench.store import read_results
@@ -57,4 +60,48 @@ def test_ray_backend_equals_process_backend(tmp_path):
     assert report.ran == len(exp.pairs()) * exp.runs
     a = read_results(tmp_path / "process").drop(columns=["wall_time"])
     b = read_results(tmp_path / "ray").drop(columns=["wall_time"])
+    assert a.equals(b)
+
+
+@pytest.mark.ray
+def test_ray_killed_worker_is_retried_rows_exactly_once(tmp_path, monkeypatch):
+    """SIGKILL a Ray worker at a chosen chunk: with no retries left the run stops with a
+    clear error, keeping what finished; with retries, the task reruns and every episode
+    gives exactly one row, equal to the process backend's."""
+    ray = pytest.importorskip("ray")
+    exp = load(CONFIG)
+    total = len(exp.pairs()) * exp.runs
+    run_experiment(exp, tmp_path / "process", jobs=1, progress=False)
+    marker = tmp_path / "kill.json"
+    marker.write_text(json.dumps({"agent": "optmai", "run": 3, "always": True}))
+    monkeypatch.setenv(KILL_ENV, str(marker))  # before ray.init: workers inherit it
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    seen: Counter = Counter()
+
+    def count(chunk):
+        seen.update((chunk.point, chunk.agent, r) for r in chunk.runs)
+
+    out = tmp_path / "ray"
+    ray.init(num_cpus=2, include_dashboard=False)
+    try:
+        with pytest.raises(BackendError, match=r"died 1 times .*0 retries allowed.*rerun"):
+            run_experiment(
+                exp, out, backend=RayBackend(retries=0), chunk_size=3, flush_interval=0,
+                progress=False, on_chunk=count,
+            )  # fmt: skip
+        assert marker.exists() and not (out / ".lock").exists()
+        first = sum(seen.values())
+        assert first < total
+        marker.write_text(json.dumps({"agent": "optmai", "run": 3}))  # kill once
+        report = run_experiment(
+            exp, out, backend=RayBackend(retries=1), chunk_size=3, progress=False,
+            on_chunk=count,
+        )  # fmt: skip
+    finally:
+        ray.shutdown()
+    assert not marker.exists()  # the worker did die, and its chunk was rerun
+    assert report.ran == total - first
+    assert sorted(seen.values()) == [1] * total
+    a = read_results(tmp_path / "process").drop(columns=["wall_time"])
+    b = read_results(out).drop(columns=["wall_time"])
     assert a.equals(b)

@@ -11,15 +11,27 @@ keep only ``2 * jobs`` chunks in flight.
 
 * :class:`ProcessBackend` (default): ``concurrent.futures.ProcessPoolExecutor`` on this
   machine. Workers ignore SIGINT (the parent handles Ctrl-C) and, on Linux, die with
-  the parent. If a worker is killed, the pool breaks; the chunks that had not finished
-  are resubmitted to a fresh pool (``retries`` times) and finished rows are kept.
+  the parent. If a worker is killed (SIGKILL, the OOM killer), the pool breaks; the
+  chunks that had not finished are resubmitted to a fresh pool, at most ``retries``
+  times, then a :class:`BackendError` says so. Finished chunks are yielded once and
+  never rerun, so every episode gives exactly one row.
 * :class:`RayBackend` (``--backend ray``): one Ray task per chunk on a running cluster
-  (``address``) or a local instance started (and stopped) here; Ray retries tasks of
-  dead workers. Ray is optional: ``pip install 'topk-bandit-envs[ray]'``.
+  (``address``) or a local instance started (and stopped) here; Ray reruns the task of
+  a dead worker (``retries`` times, then a :class:`BackendError`). Ray is optional:
+  ``pip install 'topk-bandit-envs[ray]'``.
+
+Fault injection (tests): if the environment variable ``TOPK_BENCH_TEST_KILL`` names a
+file holding a JSON object such as ``{"agent": "optmai", "run": 3}``, the worker that
+starts the chunk matching it (every key given must match; ``run`` must be one of the
+chunk's runs) deletes the file and kills itself with SIGKILL; with ``"always": true``
+the file stays, and every attempt dies. Workers inherit the variable (Ray: set it
+before the local instance starts).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import multiprocessing
 import os
 import signal
@@ -42,6 +54,7 @@ __all__ = [
 ]
 
 Rows = list[dict[str, Any]]
+KILL_ENV = "TOPK_BENCH_TEST_KILL"
 
 
 class BackendError(RuntimeError):
@@ -54,6 +67,35 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _fault(chunk: Chunk) -> None:
+    """Die here if :data:`KILL_ENV` asks for it (see the module docstring)."""
+    path = os.environ.get(KILL_ENV)
+    if not path:
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            want = json.load(fh)
+    except (OSError, ValueError):
+        return
+    for key in ("experiment", "point", "agent"):
+        if key in want and want[key] != getattr(chunk, key):
+            return
+    if "run" in want and want["run"] not in chunk.runs:
+        return
+    if not want.get("always"):
+        try:
+            os.remove(path)  # atomic: one worker only claims a single kill
+        except FileNotFoundError:
+            return
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_task(chunk: Chunk) -> Rows:
+    """What a worker runs: :func:`~topk_bench.episodes.run_chunk` (after the test hook)."""
+    _fault(chunk)
+    return run_chunk(chunk)
 
 
 class SerialBackend:
@@ -203,7 +245,14 @@ class ProcessBackend:
                 while (queue or retry or pending) and not broken:
                     while (queue or retry) and len(pending) < limit:
                         chunk = retry.pop() if retry else queue.pop()
-                        pending[pool.submit(run_chunk, chunk)] = chunk
+                        try:
+                            pending[pool.submit(run_task, chunk)] = chunk
+                        except BrokenProcessPool:  # a worker died since the last wait
+                            retry.append(chunk)
+                            broken = True
+                            break
+                    if broken:
+                        break
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:
                         chunk = pending.pop(fut)
@@ -224,9 +273,10 @@ class ProcessBackend:
                 breaks += 1
                 if breaks > self.retries:
                     raise BackendError(
-                        f"a worker process died {breaks} times (killed, or out of memory); "
-                        f"{len(queue) + len(retry)} chunks did not finish. Finished episodes are "
-                        f"saved: rerun the same command to resume"
+                        f"a worker process died {breaks} times (killed, or out of memory; "
+                        f"{self.retries} retries allowed); {len(queue) + len(retry)} chunks did "
+                        f"not finish. Finished episodes are saved: rerun the same command to "
+                        f"resume"
                     )
             finally:
                 if not clean:
@@ -250,12 +300,23 @@ class RayBackend:
         address: a running cluster (``"auto"``, ``"ray://host:10001"``, ...); ``None``
             uses the instance this process already initialised, else starts a local one.
         jobs: most tasks in flight (default: the cluster's CPU count).
+        retries: how many times Ray reruns the task of a worker that died (its
+            ``max_retries``); one more death is a :class:`BackendError`.
     """
 
-    def __init__(self, address: str | None = None, jobs: int | None = None) -> None:
+    def __init__(
+        self, address: str | None = None, jobs: int | None = None, retries: int = 3
+    ) -> None:
         self.ray = _import_ray()
         self.address = address
         self.jobs = jobs
+        self.retries = retries
+
+    def _lost(self) -> tuple[type[BaseException], ...]:
+        """Ray's errors for a task whose worker or node died (not the task's own errors)."""
+        names = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError")
+        exc = self.ray.exceptions
+        return tuple(getattr(exc, n) for n in names if hasattr(exc, n))
 
     def run(self, chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, Rows]]:
         ray = self.ray
@@ -269,7 +330,8 @@ class RayBackend:
                     kwargs["num_cpus"] = self.jobs
             ray.init(**kwargs)
             started = True
-        remote = ray.remote(num_cpus=1, max_retries=3)(run_chunk)
+        remote = ray.remote(num_cpus=1, max_retries=self.retries)(run_task)
+        lost = self._lost()
         limit = self.jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
         limit = max(limit * 2, 2)  # keep every CPU busy while results travel back
         queue = ChunkQueue(chunks)
@@ -282,15 +344,22 @@ class RayBackend:
                 ready, _ = ray.wait(list(refs), num_returns=1)
                 for ref in ready:
                     chunk = refs.pop(ref)
-                    rows = ray.get(ref)
+                    try:
+                        rows = ray.get(ref)
+                    except lost as err:
+                        raise BackendError(
+                            f"the Ray worker running chunk {chunk.point!r}/{chunk.agent!r} "
+                            f"runs {chunk.runs[0]}..{chunk.runs[-1]} died "
+                            f"{self.retries + 1} times (killed, or out of memory; "
+                            f"{self.retries} retries allowed): {type(err).__name__}. "
+                            f"Finished episodes are saved: rerun the same command to resume"
+                        ) from err
                     queue.record(chunk, rows)
                     yield chunk, rows
         finally:
             for ref in refs:
-                try:
+                with contextlib.suppress(Exception):  # best effort on shutdown
                     ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001 - best effort on shutdown
-                    pass
             if started:
                 ray.shutdown()
 

@@ -93,6 +93,22 @@ def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _store_warnings_to_stderr() -> None:
+    """Inside ``warnings.catch_warnings()``: print StoreWarnings as ``warning: ...`` lines."""
+    from topk_bench.store import StoreWarning
+
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, StoreWarning):
+            _warn(str(message))
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.simplefilter("always", StoreWarning)
+    warnings.showwarning = show
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from topk_bench.run import run_experiment
 
@@ -107,17 +123,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
-        report = run_experiment(
-            exp,
-            out,
-            jobs=args.jobs,
-            backend=backend,
-            address=args.address,
-            base_seed=args.seed,
-            chunk_size=args.chunk_size,
-            progress=not args.no_progress,
-            flush_interval=args.flush_interval,
-        )
+        with warnings.catch_warnings():
+            _store_warnings_to_stderr()
+            report = run_experiment(
+                exp,
+                out,
+                jobs=args.jobs,
+                backend=backend,
+                address=args.address,
+                base_seed=args.seed,
+                chunk_size=args.chunk_size,
+                progress=not args.no_progress,
+                flush_interval=args.flush_interval,
+            )
     except KeyboardInterrupt:
         print(
             f"\ninterrupted: finished episodes are saved in {out}; run the same command to resume",

@@ -2,9 +2,10 @@
 
 :func:`run_experiment` is the whole pipeline behind ``topk-bench run``:
 
-1. take the results directory (lock, manifest check: see :mod:`topk_bench.store`),
-   and train the learned policies the experiment declares that it does not hold yet
-   (``[[train]]``, :mod:`topk_bench.models`);
+1. take the results directory (exclusive lock, writability check, unreadable parts
+   moved aside, manifest check: see :mod:`topk_bench.store`), and train the learned
+   policies the experiment declares that it does not hold yet (``[[train]]``,
+   :mod:`topk_bench.models`);
 2. list the episodes ``(point, agent, run)`` with ``run < runs`` that have no row yet
    (a rerun of the same command therefore only does what is missing);
 3. cut them into :class:`~topk_bench.episodes.Chunk` s of one (point, agent) each, so
@@ -19,10 +20,16 @@ before :func:`run_experiment` returns or raises: Ctrl-C, a failed episode or a k
 worker lose no finished row. Only a runner killed without warning (SIGKILL, power
 loss) can lose the rows of its last ``flush_interval`` seconds (``0``: write every
 chunk at once); a rerun recomputes them, with the same seeds.
+
+If a part cannot be written (disk full, directory gone read-only), the run stops at
+once (no more episodes are computed only to be lost) with a :class:`StoreError`
+that names the directory, the OS error and how many episodes are saved; every part
+written before stays, and a rerun resumes from them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -160,6 +167,7 @@ def run_experiment(
     store.lock()
     start = time.perf_counter()
     try:
+        store.quarantine()
         store.merge_manifest(exp.describe(), base_seed)
         done = store.done()
         runner = (
@@ -176,9 +184,22 @@ def run_experiment(
         planned = sum(len(c) for c in chunks)
         total = len(exp.pairs()) * exp.runs
         already = total - planned
-        ran = 0
+        ran = written = 0
         bar = _progress(total, already, exp.name, progress) if chunks else None
         buffer: list[dict[str, Any]] = []
+        write_error: StoreError | None = None
+
+        def flush() -> None:
+            nonlocal buffer, written, write_error
+            if buffer and write_error is None:
+                try:
+                    store.write(buffer)
+                except StoreError as err:
+                    write_error = err
+                    raise
+                written += len(buffer)
+                buffer = []
+
         last_flush = run_start = time.monotonic()
         try:
             gen = runner.run(chunks)
@@ -187,19 +208,30 @@ def run_experiment(
                     buffer.extend(rows)
                     ran += len(rows)
                     if time.monotonic() - last_flush >= flush_interval:
-                        store.write(buffer)
-                        buffer, last_flush = [], time.monotonic()
+                        flush()  # a failed write stops the run here: the workers stop below
+                        last_flush = time.monotonic()
                     if bar is not None:
                         bar.update(len(rows))
                     if on_chunk is not None:
                         on_chunk(chunk)
             finally:
                 gen.close()
+        except StoreError as err:
+            if err is not write_error:
+                raise
         finally:
-            store.write(buffer)  # also on Ctrl-C and errors: finished rows are kept
+            with contextlib.suppress(StoreError):  # reported below
+                flush()  # also on Ctrl-C and errors: finished rows are kept
             run_time = time.monotonic() - run_start
             if bar is not None:
                 bar.close()
+            if write_error is not None:  # also replaces a Ctrl-C: its message would be wrong
+                raise StoreError(
+                    f"{write_error}. The run stopped: {already + written} of {total} episodes "
+                    f"are saved in {out} ({ran - written} finished episodes could not be "
+                    f"written); free some space (or fix the directory) and rerun the same "
+                    f"command to resume"
+                ) from write_error
         if ran == planned:
             store.compact()
         return RunReport(

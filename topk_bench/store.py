@@ -3,14 +3,29 @@
 Layout of ``DIR``::
 
     manifest.json        what ran: experiment, points (env kwargs), agents, base seed
-    parts/part-*.parquet one file per finished chunk (rows of ROW_COLUMNS)
-    .lock                pid of the run writing here (removed when it ends)
+    parts/part-*.parquet one file per flush of finished chunks (rows of ROW_COLUMNS)
+    parts/*.corrupt      unreadable parts found on resume, moved aside (never read)
+    .lock                the lock of the run writing here (holds its pid)
 
 Reliability:
 
-* a part is written to a temporary file, flushed and fsync'ed, then renamed into
-  place (``os.replace`` is atomic), so a part is either complete or absent; stray
-  ``*.tmp`` files of an interrupted write are ignored and removed by the next run;
+* one run at a time: :meth:`ResultStore.lock` takes an exclusive ``flock`` on
+  ``DIR/.lock`` (released when the run ends, and by the kernel when its process dies,
+  so a lock left by a killed run is never stale); a second run fails at once with a
+  :class:`StoreError` naming the directory and the pid holding it;
+* before anything runs, :meth:`ResultStore.lock` checks that ``DIR`` is writable (a
+  probe file is created, fsync'ed and removed) and has some free space, so a bad
+  ``--out`` fails before any work is done; a write that fails later (``ENOSPC``, ...)
+  raises a :class:`StoreError` naming the directory, and every part written before
+  stays;
+* a part is written to a temporary file (with page checksums), flushed and fsync'ed,
+  then renamed into place (``os.replace`` is atomic), so a part is either complete
+  or absent; stray ``*.tmp`` files of an interrupted write are ignored and removed by
+  the next run;
+* a part that cannot be read in full (truncated, bad checksum, wrong columns) is
+  never read as data: :meth:`ResultStore.quarantine` (run at the start of every run)
+  warns with its name and renames it to ``*.corrupt``, so its episodes are run again;
+  readers (:func:`read_results`) skip it with the same warning;
 * rows are keyed by ``(point, agent, run)``; :meth:`ResultStore.done` tells the
   runner which episodes to skip (resume), and :meth:`ResultStore.read` drops
   duplicate keys, which makes :meth:`ResultStore.compact` (many parts -> one) safe to
@@ -25,22 +40,39 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from topk_bench.episodes import ROW_COLUMNS
 
-__all__ = ["ResultStore", "StoreError", "read_results", "row_schema"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["ResultStore", "StoreError", "StoreWarning", "read_results", "row_schema"]
 
 KEY = ("point", "agent", "run")
 _PART_GLOB = "part-*.parquet"
+MIN_FREE_BYTES = 1 << 20
+"""A run does not start with less free space than this in the results directory."""
 
 
 class StoreError(RuntimeError):
     """A results directory that cannot be used as asked."""
+
+
+class StoreWarning(UserWarning):
+    """Something found in a results directory and dealt with (an unreadable part)."""
+
+
+def _why(err: OSError) -> str:
+    return err.strerror or str(err) or type(err).__name__
 
 
 def _pa():
@@ -100,41 +132,94 @@ class ResultStore:
         self.parts = self.root / "parts"
         self.manifest_path = self.root / "manifest.json"
         self._lock_path = self.root / ".lock"
-        self._locked = False
+        self._lock_fd: int | None = None
 
     # ------------------------------------------------------------------ lock
     def lock(self) -> None:
-        """Take the directory for this process (one writing run at a time)."""
-        self.parts.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
+        """Take the directory for this process, after checking that it is writable.
+
+        Raises :class:`StoreError` if another run holds the lock (naming its pid), or
+        if the directory cannot be created or written, or is (nearly) full.
+        """
+        if self._lock_fd is not None:
+            raise StoreError(f"{self.root}: this store is already locked")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(
+                f"cannot create the results directory {self.root}: {_why(err)}; "
+                f"use another --out"
+            ) from err
+        for _ in range(10):
             try:
-                fd = os.open(self._lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                try:
-                    pid = int(self._lock_path.read_text().strip() or "0")
-                except (OSError, ValueError):
-                    pid = 0
-                if pid and pid != os.getpid() and _alive(pid):
-                    raise StoreError(
-                        f"{self.root}: another run (pid {pid}) is writing here; wait for it or "
-                        f"remove {self._lock_path} if that process is gone"
-                    ) from None
-                with contextlib.suppress(FileNotFoundError):
-                    self._lock_path.unlink()
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
-            self._locked = True
-            self._clean_tmp()
-            return
-        raise StoreError(f"{self.root}: cannot take the lock {self._lock_path}")
+                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as err:
+                raise StoreError(
+                    f"{self.root} is not writable ({self._lock_path}: {_why(err)}); "
+                    f"use another --out"
+                ) from err
+            if not _try_lock(fd):
+                holder = _read_pid(fd)
+                os.close(fd)
+                who = f"pid {holder}" if holder else "another process"
+                raise StoreError(
+                    f"{self.root} is in use by another 'topk-bench run' ({who} holds "
+                    f"{self._lock_path}); wait for it to finish or use another --out"
+                )
+            try:  # the holder before us may have removed the file: lock the current one
+                same = os.stat(self._lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        else:  # pragma: no cover - ten runs ending between our open and our lock
+            raise StoreError(f"{self.root}: cannot take the lock {self._lock_path}")
+        self._lock_fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._check_writable()
+        except BaseException as err:
+            self.unlock()
+            if isinstance(err, OSError):
+                raise StoreError(
+                    f"{self.root} is not writable ({_why(err)}); use another --out"
+                ) from err
+            raise
+        self._clean_tmp()
 
     def unlock(self) -> None:
-        """Release the lock taken by :meth:`lock`."""
-        if self._locked:
+        """Release the lock taken by :meth:`lock` (and remove the lock file)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                self._lock_path.unlink()  # still locked: nobody can take this file now
+            os.close(fd)
+
+    @property
+    def locked(self) -> bool:
+        """Whether this object holds the directory's lock."""
+        return self._lock_fd is not None
+
+    def _check_writable(self) -> None:
+        """Fail now, not after hours of work, if parts cannot be written."""
+        self.parts.mkdir(parents=True, exist_ok=True)
+        probe = self.parts / f".probe-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+                os.fsync(fh.fileno())
+        finally:
             with contextlib.suppress(FileNotFoundError):
-                self._lock_path.unlink()
-            self._locked = False
+                probe.unlink()
+        free = shutil.disk_usage(self.parts).free
+        if free < MIN_FREE_BYTES:
+            raise StoreError(
+                f"{self.root}: only {free} bytes free on its disk; free some space "
+                f"or use another --out"
+            )
 
     def _clean_tmp(self) -> None:
         for tmp in list(self.parts.glob("*.tmp")) + list(self.root.glob("*.tmp")):
@@ -218,13 +303,18 @@ class ResultStore:
         return merged
 
     def _write_json(self, path: Path, data: Mapping[str, Any]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=False, default=str)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=1, sort_keys=False, default=str)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"cannot write {path}: {_why(err)}") from err
 
     # ----------------------------------------------------------------- parts
     def part_files(self) -> list[Path]:
@@ -243,27 +333,103 @@ class ResultStore:
         return self._write_table(table, prefix)
 
     def _write_table(self, table: Any, prefix: str) -> Path:
+        """Write ``table`` as a new part; a failed write leaves no file behind.
+
+        Raises :class:`StoreError` (naming the directory and the OS error, e.g. no
+        space left on device) if the part cannot be written.
+        """
         _, pq = _pa()
-        self.parts.mkdir(parents=True, exist_ok=True)
         name = f"{prefix}-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
         final = self.parts / name
         tmp = self.parts / f".{name}.tmp"
-        with open(tmp, "wb") as fh:
-            pq.write_table(table, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
+        try:
+            self.parts.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                pq.write_table(table, fh, write_page_checksum=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                tmp.unlink()  # a partial file only takes space
+            raise StoreError(
+                f"cannot write results to {self.parts}: {_why(err)}"
+                + (f" (errno {err.errno})" if err.errno else "")
+            ) from err
         return final
 
-    def _table(self, columns: list[str] | None = None) -> Any:
+    def _read_part(self, path: Path, columns: list[str] | None = None) -> Any:
+        """One part as a table of :func:`row_schema` (``columns`` only, if given).
+
+        Raises ``ValueError`` (or an ``OSError`` / Arrow error) if the file is not a
+        complete part: truncated, failed page checksum, missing columns, null keys.
+        """
         pa, pq = _pa()
-        files = self.part_files()
         schema = row_schema()
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns])
-        if not files:
+        table = pq.read_table(path, columns=columns, page_checksum_verification=True)
+        missing = [c for c in schema.names if c not in table.column_names]
+        if missing:
+            raise ValueError(f"missing columns {missing}")
+        table = table.select(schema.names).cast(schema)
+        for col in KEY:
+            if col in schema.names and table.column(col).null_count:
+                raise ValueError(f"null values in key column {col!r}")
+        return table
+
+    def _readable_parts(self, columns: list[str] | None = None) -> list[Any]:
+        tables = []
+        for f in self.part_files():
+            try:
+                tables.append(self._read_part(f, columns))
+            except FileNotFoundError:  # compacted away by the run writing here
+                continue
+            except Exception as err:  # noqa: BLE001 - any failure means "not data"
+                warnings.warn(
+                    f"{f}: unreadable part file ({type(err).__name__}: {err}); skipped",
+                    StoreWarning,
+                    stacklevel=3,
+                )
+        return tables
+
+    def quarantine(self) -> list[Path]:
+        """Move every part that cannot be read in full to ``*.corrupt``, with a warning.
+
+        Reads each part completely (all columns, page checksums verified). Call it
+        under :meth:`lock`; the runner does at the start of every run, so the episodes
+        of a damaged part are run again. Returns the new paths of the moved files.
+        """
+        moved = []
+        for f in self.part_files():
+            try:
+                self._read_part(f)
+            except Exception as err:  # noqa: BLE001 - any failure means "not data"
+                dest = f.with_name(f.name + ".corrupt")
+                try:
+                    os.replace(f, dest)
+                except OSError as move_err:
+                    raise StoreError(
+                        f"{f} is unreadable ({type(err).__name__}: {err}) and cannot be "
+                        f"moved aside ({_why(move_err)}); remove it and rerun"
+                    ) from move_err
+                warnings.warn(
+                    f"{f}: unreadable part file ({type(err).__name__}: {err}); moved to "
+                    f"{dest.name}, its episodes will be run again",
+                    StoreWarning,
+                    stacklevel=2,
+                )
+                moved.append(dest)
+        return moved
+
+    def _table(self, columns: list[str] | None = None) -> Any:
+        pa, _ = _pa()
+        schema = row_schema()
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+        tables = self._readable_parts(columns)
+        if not tables:
             return schema.empty_table()
-        tables = [pq.read_table(f, columns=columns).cast(schema) for f in files]
         return pa.concat_tables(tables)
 
     def done(self) -> set[tuple[str, str, int]]:
@@ -286,20 +452,40 @@ class ResultStore:
             return
         df = self.read()
         table = pa.Table.from_pandas(df, schema=row_schema(), preserve_index=False)
-        self._write_table(table, "part")
+        try:
+            self._write_table(table, "part")
+        except StoreError as err:  # nothing is lost: the parts stay as they are
+            warnings.warn(f"could not merge the parts: {err}", StoreWarning, stacklevel=2)
+            return
         for f in files:
             with contextlib.suppress(FileNotFoundError):
                 f.unlink()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+def _try_lock(fd: int) -> bool:
+    """An exclusive, non-blocking lock on ``fd``; False if another holds it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
         return True
-    return True
+    import msvcrt  # pragma: no cover - Windows
+
+    try:  # pragma: no cover
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except OSError:  # pragma: no cover
+        return False
+    return True  # pragma: no cover
+
+
+def _read_pid(fd: int) -> int | None:
+    """The pid written in a lock file by its holder (None if not written yet)."""
+    try:
+        text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        return int(text) if text else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def read_results(root: str | os.PathLike[str]) -> Any:
