@@ -287,7 +287,9 @@ class ScriptedAgent(Agent):
         self._answer: np.ndarray | None = None
         self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
         self._n_arms = problem.n_arms
-        self._gen = self.kernel(ctx, self.params()) if self.kernel is not None else self._run()
+        # Created on first use: the fast path plays the kernel without it (and a
+        # compiled generator's Python entry point costs a compile per process).
+        self._gen = None
 
     # --------------------------------------------------------- sparse protocol
     def next_step(self) -> int | tuple[np.ndarray, np.ndarray]:
@@ -394,6 +396,8 @@ class ScriptedAgent(Agent):
     # -------------------------------------------------------------- internals
     def _advance(self) -> int:
         """Resume the algorithm to its next request: an arm (one pull), a request code, or ``_DONE``."""
+        if self._gen is None:
+            self._gen = self.kernel(self.ctx, self.params()) if self.kernel is not None else self._run()
         try:
             req = next(self._gen)
         except StopIteration as stop:

@@ -94,14 +94,14 @@ def _mix(z):
     return z ^ (z >> _S31)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def paired_uniform(key: np.uint64, arm: int, j: int) -> float:
     """The uniform in [0, 1) behind the ``j``-th paired reward of ``arm`` (0-based)."""
     seed = _mix(key + np.uint64(arm + 1) * _GOLDEN)
     return float(_mix(seed + np.uint64(j + 1) * _GOLDEN) >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _categorical(cdf_row, support, u):
     # np.searchsorted(cdf_row, u, side="right"): the first index with cdf > u
     m = cdf_row.shape[0]
@@ -111,7 +111,7 @@ def _categorical(cdf_row, support, u):
     return support[m - 1]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _paired_reward(key, dist, means, sigma, cdf, support, arm, j):
     if dist == BERNOULLI:
         return 1.0 if paired_uniform(key, arm, j) < means[arm] else 0.0
@@ -123,7 +123,7 @@ def _paired_reward(key, dist, means, sigma, cdf, support, arm, j):
     return _categorical(cdf[arm], support, paired_uniform(key, arm, j))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _buffered_uniform(rng, buf, pos):
     p = pos[0]
     if p >= buf.shape[0]:
@@ -154,7 +154,7 @@ def _multinomial_dot(rng, n, probs_row, support):
     return total + left * support[m - 1]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def draw_one(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, support, arm):
     """One fresh reward of ``arm`` (``IndependentRewards.one`` / ``PairedRewards.one``)."""
     if kind == PAIRED:
@@ -211,7 +211,7 @@ def draw_sums(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, su
             out[j] = _multinomial_dot(rng, reps[j], probs[a], support)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def apply_pulls(arms, reps, drawn, counts, sums, emp):
     """Fold one batch into the episode: ``counts``, reward ``sums``, empirical means ``emp``."""
     for j in range(arms.shape[0]):

@@ -1,0 +1,144 @@
+"""Issue 10's speed targets: scripted agents on the compiled fast path.
+
+Prints, in CPU time on one core (``time.process_time``), after one warm-up episode:
+
+1. pulls per second of every registered agent through ``agents.run_episode`` on a
+   ``gym.make("TopK-Batch-v0")`` env, two-level instance (0.6 / 0.5), n = 1000,
+   budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
+   fixed-confidence agents play in fixed budget (anytime), as in the issue's table;
+2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull);
+3. seconds per episode of every elimination agent on n = 12,979 arms (the size of
+   jun2016-virus; a random Bernoulli instance, budget 20n; target 1 s);
+4. the warm-up of a fresh process (import, first episode with the compiled kernels
+   loaded from numba's cache) for one agent.
+
+Usage::
+
+    python benchmarks/agent_speed.py                # everything
+    python benchmarks/agent_speed.py --agents lucb sar --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import agents
+import bandit_envs  # noqa: F401  (registers the envs)
+
+ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
+
+
+def _compiled(name: str) -> bool:
+    cls = agents.agent_class(name)
+    return getattr(cls, "kernel", None) is not None
+
+
+def pulls_per_second(name: str, n: int, k: int, batch_size: int | None, episodes: int) -> float:
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="zhou2014-two-level",
+        n_arms=n,
+        k=k,
+        budget=20 * n,
+        batch_size=batch_size,
+        repeat_limit=1 if batch_size is not None else None,
+        answer="agent",
+    )
+    agent = agents.make(name)
+    agents.run_episode(env, agent, seed=0)  # warm-up (loads the compiled kernels)
+    pulls = 0
+    start = time.process_time()
+    for seed in range(1, episodes + 1):
+        pulls += agents.run_episode(env, agent, seed=seed).pulls
+    return pulls / (time.process_time() - start)
+
+
+def batch_cost(name: str, b: int, episodes: int) -> tuple[float, float]:
+    """(us per batch, ns per pull) with (b, r) = (b, b), n = 1000, K = 10."""
+    env = gym.make(
+        "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=1000, k=10,
+        budget=20_000, batch_size=b, repeat_limit=b, answer="agent",
+    )
+    agent = agents.make(name)
+    agents.run_episode(env, agent, seed=0)
+    batches = pulls = 0
+    start = time.process_time()
+    for seed in range(1, episodes + 1):
+        res = agents.run_episode(env, agent, seed=seed)
+        batches += res.batches
+        pulls += res.pulls
+    dt = time.process_time() - start
+    return dt / batches * 1e6, dt / pulls * 1e9
+
+
+def big_episode(name: str, n: int = 12_979) -> float:
+    rng = np.random.default_rng(0)
+    inst = bandit_envs.instances.from_means(rng.uniform(0.0, 1.0, n), k=100)
+    env = gym.make("TopK-Batch-v0", instance=inst, budget=20 * n, batch_size=None, answer="agent")
+    agent = agents.make(name)
+    agents.run_episode(env, agent, seed=0)
+    start = time.process_time()
+    agents.run_episode(env, agent, seed=1)
+    return time.process_time() - start
+
+
+def fresh_process_warmup(name: str) -> str:
+    code = (
+        "import time; t0 = time.perf_counter()\n"
+        "import gymnasium as gym, agents, bandit_envs\n"
+        "t1 = time.perf_counter()\n"
+        "env = gym.make('TopK-Batch-v0', instance='zhou2014-two-level', n_arms=100, k=10,"
+        " budget=2000, batch_size=1, answer='agent')\n"
+        f"agents.run_episode(env, agents.make({name!r}), seed=0)\n"
+        "t2 = time.perf_counter()\n"
+        "print(f'import {t1 - t0:.2f} s, first episode {t2 - t1:.2f} s')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", nargs="*", default=None)
+    parser.add_argument("--quick", action="store_true", help="fewer episodes")
+    args = parser.parse_args()
+    names = [a for a in (args.agents or agents.available()) if _compiled(a)]
+    skipped = [a for a in (args.agents or agents.available()) if not _compiled(a)]
+    episodes = 2 if args.quick else 5
+    print("1. pulls/s, n = 1000, budget 20n (CPU time; target 1e6)")
+    print(f"{'agent':16s} {'K=10 b=1':>12s} {'K=100 b=1':>12s} {'K=10 None':>12s} {'K=100 None':>12s}")
+    for name in names:
+        cells = []
+        for b in (1, None):
+            for k in (10, 100):
+                cls = agents.agent_class(name)
+                if cls.k_values is not None and k not in cls.k_values:
+                    cells.append("-")
+                    continue
+                cells.append(f"{pulls_per_second(name, 1000, k, b, episodes) / 1e6:.2f}M")
+        print(f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3])))
+    if skipped:
+        print(f"(not compiled yet, not measured: {', '.join(skipped)})")
+    print("\n2. batch cost, n = 1000, K = 10, (b, r) = (b, b) (target <= 2 us + 50 ns/pull)")
+    for name in names:
+        if agents.agent_class(name).k_values is not None:
+            continue
+        for b in (8, 64):
+            us, ns = batch_cost(name, b, episodes)
+            print(f"{name:16s} b={b:3d}: {us:7.2f} us/batch = {ns:6.1f} ns/pull (target {2 + 0.05 * b:.2f} us)")
+    print("\n3. seconds per episode, n = 12,979, K = 100, budget 20n, batch_size=None (target 1 s)")
+    for name in ELIMINATION:
+        if name in names:
+            print(f"{name:16s} {big_episode(name):.3f} s")
+    print("\n4. fresh process warm-up (kernels from numba's cache)")
+    print(f"{names[0]}: {fresh_process_warmup(names[0])}")
+
+
+if __name__ == "__main__":
+    main()
