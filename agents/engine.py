@@ -54,6 +54,7 @@ __all__ = [
     "RULE_STATUS",
     "current_answer",
     "drive",
+    "below",
     "choose_distinct",
     "finish",
     "make_ctx",
@@ -61,6 +62,7 @@ __all__ = [
     "request_each",
     "request_pull",
     "round_robin",
+    "round_robin_into",
     "top_k_into",
 ]
 
@@ -99,6 +101,10 @@ class Ctx(NamedTuple):
     batch_arms: np.ndarray  # int64[n], the batch the scheduler made
     batch_reps: np.ndarray  # int64[n]
     work: np.ndarray  # int64[n], scheduler scratch (one-pull bucket)
+    caps: np.ndarray  # int64[n], scheduler scratch (per-arm caps of a batch)
+    alloc: np.ndarray  # int64[n], scheduler scratch (RoundRobin allocation)
+    level: np.ndarray  # int64[n], scheduler scratch (counts of the requested arms)
+    cand: np.ndarray  # int64[n], scheduler scratch (arms at the water level)
     answer: np.ndarray  # int64[k]
     iv: np.ndarray  # int64[NI] registers
     fv: np.ndarray  # float64[NF] registers
@@ -129,6 +135,10 @@ def make_ctx(problem, rng: np.random.Generator, rule: int) -> Ctx:
         batch_arms=np.zeros(n, dtype=np.int64),
         batch_reps=np.zeros(n, dtype=np.int64),
         work=np.zeros(n, dtype=np.int64),
+        caps=np.zeros(n, dtype=np.int64),
+        alloc=np.zeros(n, dtype=np.int64),
+        level=np.zeros(n, dtype=np.int64),
+        cand=np.zeros(n, dtype=np.int64),
         answer=np.zeros(k, dtype=np.int64),
         iv=iv,
         fv=fv,
@@ -137,7 +147,7 @@ def make_ctx(problem, rng: np.random.Generator, rule: int) -> Ctx:
 
 
 # ------------------------------------------------------- algorithm helpers
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def request_pull(ctx, arms, reps):
     """Ask for ``reps[j]`` more pulls of ``arms[j]``: ``yield request_pull(ctx, arms, reps)``."""
     m = arms.shape[0]
@@ -148,7 +158,7 @@ def request_pull(ctx, arms, reps):
     return PULL
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def request_each(ctx, arms, times):
     """Ask for ``times`` more pulls of every arm of ``arms``."""
     m = arms.shape[0]
@@ -159,7 +169,7 @@ def request_each(ctx, arms, times):
     return PULL
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def request_two(ctx, a, b):
     """Ask for one more pull of arms ``a`` and ``b`` (distinct): the LUCB round."""
     ctx.req_arms[0] = a
@@ -170,7 +180,7 @@ def request_two(ctx, a, b):
     return PULL
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def request_batch(ctx, arms):
     """Ask for exactly one RoundRobin batch over ``arms``."""
     m = arms.shape[0]
@@ -181,7 +191,7 @@ def request_batch(ctx, arms):
     return BATCH
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def finish(ctx, arms):
     """Record the algorithm's answer (``k`` distinct arms); then ``return`` from ``run``."""
     k = ctx.answer.shape[0]
@@ -192,14 +202,14 @@ def finish(ctx, arms):
     ctx.iv[HAS_ANSWER] = 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def pulls_left(ctx):
     """Pulls the budget has left (``-1``: no pull budget)."""
     b = ctx.iv[BUDGET]
     return -1 if b < 0 else b - ctx.iv[PULLS]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def batches_left(ctx):
     """Batches left before ``max_batches`` (``-1``: no limit)."""
     m = ctx.iv[MAX_BATCHES]
@@ -207,11 +217,22 @@ def batches_left(ctx):
 
 
 # ------------------------------------------------------------ top-k and answers
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
+def below(rng, m):
+    """A uniform integer in ``[0, m)`` (``m >= 1``): ``floor(m u)`` for one uniform ``u``.
+
+    (Not ``rng.integers``, which allocates; the bias of ``floor(m u)`` is below
+    ``m / 2^53``.)
+    """
+    i = int(rng.random() * m)
+    return i if i < m else m - 1
+
+
+@numba.njit(cache=True, _nrt=False)
 def choose_distinct(pool, size, count, rng):
     """Move ``count`` uniformly random entries of ``pool[:size]`` to its front (partial shuffle)."""
     for i in range(count):
-        j = i + rng.integers(0, size - i) if size - i > 1 else i
+        j = i + below(rng, size - i) if size - i > 1 else i
         pool[i], pool[j] = pool[j], pool[i]
 
 
@@ -296,9 +317,11 @@ def current_answer(ctx):
 
 
 # ------------------------------------------------------------------ scheduler
-@numba.njit(cache=True)
-def round_robin(counts, caps, total, rng, alloc, lowest_first=False):
-    """Allocate ``min(total, sum(caps))`` pulls over arms to keep their counts level.
+@numba.njit(cache=True, _nrt=False)
+def round_robin_into(counts, caps, total, rng, alloc, can, lowest_first):
+    """:func:`round_robin` without allocation (``can``: scratch of ``len(counts)`` ints).
+
+    Allocate ``min(total, sum(caps))`` pulls over arms to keep their counts level.
 
     Jun et al. (2016) Algorithm 1 by water filling: raise every arm to ``min(h, T_l +
     cap_l)`` for the highest level ``h`` that fits, then give the pulls left, one each,
@@ -344,7 +367,6 @@ def round_robin(counts, caps, total, rng, alloc, lowest_first=False):
             given += alloc[j]
     short = total - given
     if short > 0:
-        can = np.empty(m, dtype=np.int64)
         nc = 0
         for j in range(m):
             if counts[j] + alloc[j] == lo and alloc[j] < caps[j]:
@@ -357,6 +379,18 @@ def round_robin(counts, caps, total, rng, alloc, lowest_first=False):
 
 
 @numba.njit(cache=True)
+def round_robin(counts, caps, total, rng, alloc, lowest_first=False):
+    """Allocate ``min(total, sum(caps))`` pulls over arms to keep their counts level.
+
+    Jun et al. (2016) Algorithm 1 by water filling (:func:`round_robin_into`); writes
+    ``alloc``. Ties at the water level go to arms chosen uniformly at random with
+    ``rng`` (or to the lowest positions with ``lowest_first``).
+    """
+    can = np.empty(counts.shape[0], dtype=np.int64)
+    round_robin_into(counts, caps, total, rng, alloc, can, lowest_first)
+
+
+@numba.njit(cache=True, _nrt=False)
 def accept_request(ctx, code):
     """Take the request the generator yielded (``PULL`` or ``BATCH``); validate it."""
     iv = ctx.iv
@@ -389,7 +423,7 @@ def accept_request(ctx, code):
     iv[BUCKET_LEN] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def close_request(ctx):
     """Forget the current request."""
     iv = ctx.iv
@@ -400,7 +434,7 @@ def close_request(ctx):
     iv[BUCKET_LEN] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _one_from_bucket(ctx):
     """One-pull batch of a ``PULL`` request: a random arm of the lowest level still owed."""
     iv = ctx.iv
@@ -423,14 +457,14 @@ def _one_from_bucket(ctx):
         iv[BUCKET_LEN] = nb
         iv[BUCKET_LEVEL] = level
     nb = iv[BUCKET_LEN]
-    i = ctx.rng.integers(0, nb) if nb > 1 else 0
+    i = below(ctx.rng, nb) if nb > 1 else 0
     j = bucket[i]
     bucket[i] = bucket[nb - 1]
     iv[BUCKET_LEN] = nb - 1
     return j
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def schedule(ctx):
     """The next batch of the open request into ``batch_arms``/``batch_reps``; its length.
 
@@ -469,7 +503,7 @@ def schedule(ctx):
                     ctx.batch_reps[out] = ctx.due[j]
                     out += 1
             return out
-        caps = np.empty(m, dtype=np.int64)
+        caps = ctx.caps
         for j in range(m):
             d = ctx.due[j]
             if d < 0:
@@ -482,18 +516,20 @@ def schedule(ctx):
             per_arm = iv[B]
         else:
             per_arm = 1
-        caps = np.full(m, per_arm, dtype=np.int64)
+        caps = ctx.caps
+        for j in range(m):
+            caps[j] = per_arm
     supply = 0
     for j in range(m):
         supply += caps[j]
     total = supply if room < 0 or supply < room else room
     if total <= 0:
         return 0
-    counts = np.empty(m, dtype=np.int64)
+    counts = ctx.level
     for j in range(m):
         counts[j] = ctx.counts[ctx.req_arms[j]]
-    alloc = np.empty(m, dtype=np.int64)
-    round_robin(counts, caps, total, ctx.rng, alloc)
+    alloc = ctx.alloc
+    round_robin_into(counts[:m], caps[:m], total, ctx.rng, alloc[:m], ctx.cand, False)
     out = 0
     for j in range(m):
         if alloc[j] > 0:
@@ -504,7 +540,7 @@ def schedule(ctx):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def record_batch(ctx, arms, reps):
     """Book a batch the environment made (``arms`` pulled ``reps`` times)."""
     iv = ctx.iv
@@ -527,14 +563,14 @@ def record_batch(ctx, arms, reps):
         close_request(ctx)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def record_one(ctx):
     """Book a one-pull batch of a one-pull request."""
     ctx.iv[PULLS] += 1
     ctx.iv[BATCHES] += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def sampling_spent(ctx):
     """Whether the pull budget or ``max_batches`` is spent (nothing more is asked for)."""
     iv = ctx.iv
@@ -544,30 +580,33 @@ def sampling_spent(ctx):
 
 
 # ------------------------------------------------------------ the fast path
+@numba.njit(cache=True, _nrt=False)
+def _insertion_sort_batch(arms, reps, m, out_arms, out_reps):
+    """A short batch (``m <= 16``) in arm-index order (the environment draws in that order)."""
+    for j in range(m):
+        out_arms[j] = arms[j]
+        out_reps[j] = reps[j]
+    for j in range(1, m):
+        a, r = out_arms[j], out_reps[j]
+        i = j - 1
+        while i >= 0 and out_arms[i] > a:
+            out_arms[i + 1] = out_arms[i]
+            out_reps[i + 1] = out_reps[i]
+            i -= 1
+        out_arms[i + 1] = a
+        out_reps[i + 1] = r
+
+
 @numba.njit(cache=True)
-def _sort_batch(arms, reps, m, out_arms, out_reps):
-    """The batch in arm-index order (the environment draws in that order)."""
-    if m <= 16:
-        for j in range(m):
-            out_arms[j] = arms[j]
-            out_reps[j] = reps[j]
-        for j in range(1, m):
-            a, r = out_arms[j], out_reps[j]
-            i = j - 1
-            while i >= 0 and out_arms[i] > a:
-                out_arms[i + 1] = out_arms[i]
-                out_reps[i + 1] = out_reps[i]
-                i -= 1
-            out_arms[i + 1] = a
-            out_reps[i + 1] = r
-        return
+def _argsort_batch(arms, reps, m, out_arms, out_reps):
+    """A long batch in arm-index order."""
     order = np.argsort(arms[:m], kind="mergesort")
     for j in range(m):
         out_arms[j] = arms[order[j]]
         out_reps[j] = reps[order[j]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _env_batch(env, counts, sums, emp, arms, reps, m, drawn):
     """Draw and book one batch on the environment's arrays (``TopKBaseEnv._sample``)."""
     if m == 1 and reps[0] == 1:
@@ -634,7 +673,10 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
             if m == 0:
                 close_request(ctx)
                 break
-            _sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
+            if m <= 16:
+                _insertion_sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
+            else:
+                _argsort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
             _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
             record_batch(ctx, ctx.batch_arms[:m], ctx.batch_reps[:m])
             if sampling_spent(ctx):

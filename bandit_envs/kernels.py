@@ -87,21 +87,21 @@ class RewardState(NamedTuple):
     support: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, inline="always", _nrt=False)
 def _mix(z):
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def paired_uniform(key: np.uint64, arm: int, j: int) -> float:
     """The uniform in [0, 1) behind the ``j``-th paired reward of ``arm`` (0-based)."""
     seed = _mix(key + np.uint64(arm + 1) * _GOLDEN)
     return float(_mix(seed + np.uint64(j + 1) * _GOLDEN) >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def _categorical(cdf_row, support, u):
     # np.searchsorted(cdf_row, u, side="right"): the first index with cdf > u
     m = cdf_row.shape[0]
@@ -111,7 +111,7 @@ def _categorical(cdf_row, support, u):
     return support[m - 1]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def _paired_reward(key, dist, means, sigma, cdf, support, arm, j):
     if dist == BERNOULLI:
         return 1.0 if paired_uniform(key, arm, j) < means[arm] else 0.0
@@ -123,7 +123,7 @@ def _paired_reward(key, dist, means, sigma, cdf, support, arm, j):
     return _categorical(cdf[arm], support, paired_uniform(key, arm, j))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def _buffered_uniform(rng, buf, pos):
     p = pos[0]
     if p >= buf.shape[0]:
@@ -134,7 +134,7 @@ def _buffered_uniform(rng, buf, pos):
     return buf[p]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _multinomial_dot(rng, n, probs_row, support):
     """``Multinomial(n, probs_row) . support`` by NumPy's sequential binomial method."""
     m = probs_row.shape[0]
@@ -154,7 +154,7 @@ def _multinomial_dot(rng, n, probs_row, support):
     return total + left * support[m - 1]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def draw_one(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, support, arm):
     """One fresh reward of ``arm`` (``IndependentRewards.one`` / ``PairedRewards.one``)."""
     if kind == PAIRED:
@@ -168,7 +168,7 @@ def draw_one(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, sup
     return _categorical(cdf[arm], support, _buffered_uniform(rng, buf, pos))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def draw_sums(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, support, arms, reps, out):
     """``out[j]`` = sum of ``reps[j]`` fresh rewards of ``arms[j]`` (``RewardSource.sums``)."""
     m = arms.shape[0]
@@ -211,7 +211,7 @@ def draw_sums(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, su
             out[j] = _multinomial_dot(rng, reps[j], probs[a], support)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def apply_pulls(arms, reps, drawn, counts, sums, emp):
     """Fold one batch into the episode: ``counts``, reward ``sums``, empirical means ``emp``."""
     for j in range(arms.shape[0]):
