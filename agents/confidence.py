@@ -22,6 +22,9 @@ the sub-Gaussian scale of one reward (``problem.sigma``: 1/2 for rewards in [0, 
 
 from __future__ import annotations
 
+import math
+
+import numba
 import numpy as np
 
 __all__ = [
@@ -31,7 +34,10 @@ __all__ = [
     "lil_bound",
     "lil_c_eps",
     "lil_faithful_delta",
+    "lil_width",
     "lucb_beta",
+    "lucb_rate",
+    "lucb_width",
 ]
 
 
@@ -61,6 +67,21 @@ def lucb_beta(
     return _finish(u, 2.0 * sigma * np.sqrt(rate / (2.0 * safe)))
 
 
+@numba.njit(cache=True)
+def lucb_rate(t: float, n_arms: int, delta: float, k1: float) -> float:
+    """``log(k1 n max(t, 1)^4 / delta)``: the rate inside :func:`lucb_beta` (compiled)."""
+    tt = t if t > 1.0 else 1.0
+    return math.log(k1 * n_arms * tt**4 / delta)
+
+
+@numba.njit(cache=True)
+def lucb_width(u: float, rate: float, sigma: float) -> float:
+    """:func:`lucb_beta` for one count ``u``: ``2 sigma sqrt(rate / (2u))`` (compiled, inf at 0)."""
+    if u <= 0:
+        return np.inf
+    return 2.0 * sigma * math.sqrt(rate / (2.0 * u))
+
+
 def jun_deviation(t: np.ndarray | float, omega: float, sigma: float = 0.5) -> np.ndarray | float:
     """``D(t, omega)`` of Jun et al. (2016) eq. 2, scaled by ``2 sigma``."""
     t, safe = _counts(t)
@@ -75,6 +96,15 @@ def lil_bound(
     inner = np.log(np.log((1.0 + eps) * safe + 2.0) / w)
     width = (1.0 + np.sqrt(eps)) * np.sqrt(2.0 * sigma**2 * (1.0 + eps) / safe * inner)
     return _finish(t, width)
+
+
+@numba.njit(cache=True)
+def lil_width(t: float, w: float, eps: float, sigma: float) -> float:
+    """:func:`lil_bound` for one count ``t`` (compiled; ``inf`` at 0): the same formula."""
+    if t <= 0:
+        return np.inf
+    inner = math.log(math.log((1.0 + eps) * t + 2.0) / w)
+    return (1.0 + math.sqrt(eps)) * math.sqrt(2.0 * sigma**2 * (1.0 + eps) / t * inner)
 
 
 def lil_c_eps(eps: float) -> float:

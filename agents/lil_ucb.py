@@ -2,25 +2,105 @@
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Generator
-
+import numba
 import numpy as np
 
-from agents import confidence
+from agents import confidence, engine
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
-    PullOne,
-    Request,
     ScriptedAgent,
     check_probability,
 )
-from agents.lucb_common import VARIANTS, CountTable
+from agents.lucb_common import VARIANTS
 from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
 
 __all__ = ["LilUCB"]
+
+#: ``prm`` layout: the lil' parameters of the episode (see :meth:`LilUCB.params`).
+P_EPS, P_MULT, P_LAM, P_LIL_DELTA = 0, 1, 2, 3
+
+
+@numba.njit(cache=True)
+def _before(key, tb, a, b):
+    """Whether arm ``a`` ranks above arm ``b``: larger bound, then smaller random key."""
+    return key[a] > key[b] or (key[a] == key[b] and tb[a] < tb[b])
+
+
+@numba.njit(cache=True)
+def _sift(heap, pos, key, tb, j, m):
+    """Restore the max-heap ``heap[:m]`` (ordered by :func:`_before`) around position ``j``."""
+    a = heap[j]
+    while j > 0:  # up
+        p = (j - 1) >> 1
+        if not _before(key, tb, a, heap[p]):
+            break
+        heap[j] = heap[p]
+        pos[heap[j]] = j
+        j = p
+    while True:  # down
+        c = 2 * j + 1
+        if c >= m:
+            break
+        if c + 1 < m and _before(key, tb, heap[c + 1], heap[c]):
+            c += 1
+        if not _before(key, tb, heap[c], a):
+            break
+        heap[j] = heap[c]
+        pos[heap[j]] = j
+        j = c
+    heap[j] = a
+    pos[a] = j
+
+
+@numba.njit
+def run(ctx, prm):
+    """lil'UCB (the compiled algorithm; ``prm`` as :meth:`LilUCB.params`).
+
+    The arms sit in an indexed max-heap by ``mean + (1 + beta) U(T_i)`` (ties: a random
+    key per arm, redrawn whenever the arm is pulled); a pull changes one arm's bound,
+    so a step costs O(log n).
+    """
+    iv = ctx.iv
+    n = iv[engine.N]
+    eps, mult, lam, lil_delta = prm[P_EPS], prm[P_MULT], prm[P_LAM], prm[P_LIL_DELTA]
+    sigma = ctx.fv[engine.SIGMA]
+    counts, means, rng = ctx.counts, ctx.means, ctx.rng
+    yield engine.request_each(ctx, np.arange(n), 1)
+    key = np.empty(n)
+    tb = np.empty(n)
+    heap = np.arange(n)
+    pos = np.arange(n)
+    total = 0
+    tmax = 0
+    for i in range(n):
+        c = counts[i]
+        key[i] = means[i] + mult * confidence.lil_width(float(c), lil_delta, eps, sigma)
+        tb[i] = rng.random()
+        total += c
+        if c > tmax:
+            tmax = c
+    for j in range(n // 2 - 1, -1, -1):
+        _sift(heap, pos, key, tb, j, n)
+    while True:
+        if (1.0 + lam) * tmax >= 1.0 + lam * total:
+            break  # one arm dominates the pulls
+        i = heap[0]
+        yield i
+        c = counts[i]
+        total += 1
+        if c > tmax:
+            tmax = c
+        key[i] = means[i] + mult * confidence.lil_width(float(c), lil_delta, eps, sigma)
+        tb[i] = rng.random()
+        _sift(heap, pos, key, tb, pos[i], n)
+    engine.finish(ctx, engine.current_answer(ctx))  # argmax_i T_i, ties at random
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class LilUCB(ScriptedAgent):
@@ -56,8 +136,8 @@ class LilUCB(ScriptedAgent):
 
     Settings: k = 1 only (``reset`` raises ``ValueError`` for k > 1); fixed confidence,
     and fixed budget as an anytime algorithm (answer: the most pulled arm, ties at
-    random). Any ``batch_size``/``repeat_limit`` (one pull per request: a
-    :class:`~agents.base.PullOne`).
+    random). Any ``batch_size``/``repeat_limit`` (one pull per request, ``yield arm``;
+    the first round is one request for every arm once).
 
     Departures from the paper, and why:
 
@@ -71,6 +151,9 @@ class LilUCB(ScriptedAgent):
     name = "lil_ucb"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values = frozenset({1})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_MOST_PULLED
 
     def __init__(
         self,
@@ -100,7 +183,7 @@ class LilUCB(ScriptedAgent):
         self.beta = beta
         self.lam = lam
 
-    def params(self, n_arms: int) -> dict[str, float]:
+    def variant_params(self, n_arms: int) -> dict[str, float]:
         """The ``eps``, ``beta``, ``lam`` and lil' ``delta`` used on ``n_arms`` arms."""
         if self.variant == "faithful":
             eps = 0.01 if self.eps is None else float(self.eps)
@@ -123,53 +206,7 @@ class LilUCB(ScriptedAgent):
             )
         super().reset(problem, seed=seed)
 
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        n = self.problem.n_arms
-        par = self.params(n)
-        eps, lam, lil_delta = par["eps"], par["lam"], par["lil_delta"]
-        mult = 1.0 + par["beta"]
-        sigma = self.problem.sigma
-        radius = CountTable(lambda t: mult * confidence.lil_bound(t, lil_delta, eps, sigma))
-        yield from self._each_once(np.arange(n))
-        counts, means = self.counts, self.means
-        t = counts.tolist()
-        m = means.tolist()
-        buf: list[float] = []
-        tb = self.rng.random(n).tolist()
-        ver = [0] * n
-        heap = [(-(m[i] + radius(t[i])), tb[i], i, 0) for i in range(n)]
-        heapq.heapify(heap)
-        total = sum(t)
-        tmax = max(t)
-        single: list[PullOne | None] = [None] * n  # one cached request per arm
-        while True:
-            if (1.0 + lam) * tmax >= 1.0 + lam * total:
-                return self.current_answer()  # argmax_i T_i (unique unless lam < 1)
-            while True:
-                e = heap[0]
-                if e[3] == ver[e[2]]:
-                    break
-                heapq.heappop(heap)
-            i = e[2]
-            req = single[i]
-            if req is None:
-                req = single[i] = PullOne(i)
-            yield req
-            c = counts.item(i)
-            total += c - t[i]
-            t[i] = c
-            if c > tmax:
-                tmax = c
-            m[i] = mu = means.item(i)
-            if not buf:
-                buf.extend(self.rng.random(1024).tolist())
-            ver[i] += 1
-            tb[i] = key = buf.pop()
-            heapq.heappush(heap, (-(mu + radius(c)), key, i, ver[i]))
-            if len(heap) > 4 * n + 256:
-                heap = [(-(m[j] + radius(t[j])), tb[j], j, ver[j]) for j in range(n)]
-                heapq.heapify(heap)
-
-    def current_answer(self) -> np.ndarray:
-        """The most pulled arm (ties at random): lil'UCB's answer at any time."""
-        return top_k(self.counts.astype(np.float64), 1, self.rng)
+    def params(self) -> np.ndarray:
+        """``prm = [eps, 1 + beta, lambda, lil' delta]`` on this episode's arms."""
+        par = self.variant_params(self.problem.n_arms)
+        return np.array([par["eps"], 1.0 + par["beta"], par["lam"], par["lil_delta"]])

@@ -138,8 +138,8 @@ def test_variant_parameters():
     eps, lil_delta = clucb.lil_params(100)
     assert confidence.lil_c_eps(eps) * lil_delta ** (1 + eps) / 100**eps == pytest.approx(0.05)
     lil_ucb = agents.make("lil_ucb", delta=0.05, variant="heuristic")
-    assert lil_ucb.params(20) == {"eps": 0.0, "beta": 0.5, "lam": 1.5, "lil_delta": 0.01}
-    assert agents.make("lil_ucb").params(20)["lam"] == 9.0
+    assert lil_ucb.variant_params(20) == {"eps": 0.0, "beta": 0.5, "lam": 1.5, "lil_delta": 0.01}
+    assert agents.make("lil_ucb").variant_params(20)["lam"] == 9.0
 
 
 # ------------------------------------------------------------- determinism
