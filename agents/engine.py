@@ -72,10 +72,15 @@ N, K, B, R, BUDGET, MAX_BATCHES, SETTING = 0, 1, 2, 3, 4, 5, 6
 #: ... and the bookkeeping (pulls and batches made, request and answer state).
 PULLS, BATCHES, REQ_LEN, REQ_KIND, REQ_OPEN, REQ_DUE = 7, 8, 9, 10, 11, 12
 FINISHED, HAS_ANSWER, RULE, BUCKET_LEN, BUCKET_LEVEL, STEPS = 13, 14, 15, 16, 17, 18
-NI = 20
+#: ... and the state of the level buckets of a ``PULL`` request (:func:`_bucket_batch`).
+NEXT_LEN, HEAD, DEFER_LEN, BUCKETS_READY = 19, 20, 21, 22
+NI = 24
 #: ``fv`` indices: the sub-Gaussian scale of one reward.
 SIGMA = 0
 NF = 4
+#: ``fv[ALG_F:NF]``: the algorithm's own registers (the engine never reads or writes
+#: them), for state its agent reads back, e.g. for an anytime answer (AT-LUCB).
+ALG_F = 1
 #: ``iv[SETTING]`` values.
 FIXED_BUDGET, FIXED_CONFIDENCE = 0, 1
 #: request codes (``arm >= 0`` is one pull of that arm).
@@ -420,7 +425,7 @@ def accept_request(ctx, code):
     iv[REQ_KIND] = code
     iv[REQ_DUE] = due_total
     iv[REQ_OPEN] = 1 if keep > 0 else 0
-    iv[BUCKET_LEN] = 0
+    iv[BUCKETS_READY] = 0
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -431,37 +436,143 @@ def close_request(ctx):
         ctx.pos_of[ctx.req_arms[j]] = -1
     iv[REQ_OPEN] = 0
     iv[REQ_LEN] = 0
-    iv[BUCKET_LEN] = 0
+    iv[BUCKETS_READY] = 0
 
 
 @numba.njit(cache=True, _nrt=False)
-def _one_from_bucket(ctx):
-    """One-pull batch of a ``PULL`` request: a random arm of the lowest level still owed."""
+def _level(ctx, pos):
+    return ctx.counts[ctx.req_arms[pos]] + ctx.alloc[pos]
+
+
+@numba.njit(cache=True, _nrt=False)
+def _sort_by_level(ctx, m):
+    """``cand[:m]`` = request positions sorted by pull count (in-place heap sort)."""
+    order = ctx.cand
+    for j in range(m):
+        order[j] = j
+    counts, arms = ctx.counts, ctx.req_arms
+    flat = True
+    for j in range(1, m):
+        if counts[arms[j]] != counts[arms[0]]:
+            flat = False
+            break
+    if flat:
+        return
+    # heapify then pop (max-heap on counts)
+    for start in range((m - 2) // 2, -1, -1):
+        _sift(order, counts, arms, start, m)
+    for end in range(m - 1, 0, -1):
+        order[0], order[end] = order[end], order[0]
+        _sift(order, counts, arms, 0, end)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _sift(order, counts, arms, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and counts[arms[order[child + 1]]] > counts[arms[order[child]]]:
+            child += 1
+        if counts[arms[order[root]]] < counts[arms[order[child]]]:
+            order[root], order[child] = order[child], order[root]
+            root = child
+        else:
+            return
+
+
+@numba.njit(cache=True, _nrt=False)
+def _bucket_batch(ctx, room):
+    """One RoundRobin batch of at most ``room`` pulls of a ``PULL`` request, by level buckets.
+
+    Jun et al.'s rule, pull by pull: the next pull goes to a uniformly random arm among
+    those with the fewest pulls (counting this batch's) that are still owed pulls and
+    below the repeat limit in this batch. Arms are kept in buckets by level: ``work``
+    holds the current level ``BUCKET_LEVEL``, ``level`` the next one, ``cand`` the
+    request's positions sorted by count (activated from ``HEAD`` on as the level rises),
+    ``caps`` the arms that reached the repeat limit in the last batch. O(1) per pull plus
+    O(m log m) once per request.
+    """
     iv = ctx.iv
-    bucket = ctx.work
-    if iv[BUCKET_LEN] == 0:
-        m = iv[REQ_LEN]
-        level = -1
-        nb = 0
+    m = iv[REQ_LEN]
+    r = iv[R]
+    bucket, nxt, order, deferred, alloc = ctx.work, ctx.level, ctx.cand, ctx.caps, ctx.alloc
+    if iv[BUCKETS_READY] == 1:
+        # An arm held back by the repeat limit sits at most one level above the
+        # current one, unless the level rose past it within the last batch: rebuild then.
+        for d in range(iv[DEFER_LEN]):
+            pos = deferred[d]
+            if ctx.due[pos] > 0 and _level(ctx, pos) < iv[BUCKET_LEVEL]:
+                iv[BUCKETS_READY] = 0
+                break
+    if iv[BUCKETS_READY] == 0:
         for j in range(m):
-            if ctx.due[j] > 0:
-                c = ctx.counts[ctx.req_arms[j]]
-                if level < 0 or c < level:
-                    level = c
-                    nb = 0
-                if c == level:
-                    bucket[nb] = j
-                    nb += 1
+            alloc[j] = 0
+        _sort_by_level(ctx, m)
+        iv[BUCKET_LEN] = 0
+        iv[NEXT_LEN] = 0
+        iv[HEAD] = 0
+        iv[DEFER_LEN] = 0
+        iv[BUCKET_LEVEL] = ctx.counts[ctx.req_arms[order[0]]] if m > 0 else 0
+        iv[BUCKETS_READY] = 1
+    nb, nn, head, lvl = iv[BUCKET_LEN], iv[NEXT_LEN], iv[HEAD], iv[BUCKET_LEVEL]
+    # arms held back by the repeat limit in the last batch rejoin at their level
+    for d in range(iv[DEFER_LEN]):
+        pos = deferred[d]
+        if ctx.due[pos] <= 0:
+            continue
+        if _level(ctx, pos) == lvl:
+            bucket[nb] = pos
+            nb += 1
+        else:
+            nxt[nn] = pos
+            nn += 1
+    ndef = 0
+    out = 0
+    given = 0
+    while given < room:
         if nb == 0:
-            return -1
-        iv[BUCKET_LEN] = nb
-        iv[BUCKET_LEVEL] = level
-    nb = iv[BUCKET_LEN]
-    i = below(ctx.rng, nb) if nb > 1 else 0
-    j = bucket[i]
-    bucket[i] = bucket[nb - 1]
-    iv[BUCKET_LEN] = nb - 1
-    return j
+            if nn > 0:
+                lvl += 1
+                for j in range(nn):
+                    bucket[j] = nxt[j]
+                nb = nn
+                nn = 0
+            elif head < m:
+                lvl = _level(ctx, order[head])
+            else:
+                break
+            while head < m and _level(ctx, order[head]) <= lvl:
+                pos = order[head]
+                head += 1
+                if ctx.due[pos] > 0:
+                    bucket[nb] = pos
+                    nb += 1
+            if nb == 0:
+                continue
+        i = below(ctx.rng, nb) if nb > 1 else 0
+        pos = bucket[i]
+        nb -= 1
+        bucket[i] = bucket[nb]
+        if alloc[pos] == 0:
+            ctx.batch_arms[out] = pos  # positions for now; arms below
+            out += 1
+        alloc[pos] += 1
+        given += 1
+        if ctx.due[pos] - alloc[pos] > 0:
+            if r < 0 or alloc[pos] < r:
+                nxt[nn] = pos
+                nn += 1
+            else:
+                deferred[ndef] = pos
+                ndef += 1
+    for j in range(out):
+        pos = ctx.batch_arms[j]
+        ctx.batch_arms[j] = ctx.req_arms[pos]
+        ctx.batch_reps[j] = alloc[pos]
+        alloc[pos] = 0
+    iv[BUCKET_LEN], iv[NEXT_LEN], iv[HEAD], iv[BUCKET_LEVEL], iv[DEFER_LEN] = nb, nn, head, lvl, ndef
+    return out
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -484,41 +595,32 @@ def schedule(ctx):
     if iv[REQ_KIND] == PULL:
         if iv[REQ_DUE] <= 0:
             return 0
-        if room == 1:
-            j = _one_from_bucket(ctx)
-            if j < 0:
-                return 0
-            ctx.batch_arms[0] = ctx.req_arms[j]
-            ctx.batch_reps[0] = 1
-            return 1
-        top = 0
-        for j in range(m):
-            if ctx.due[j] > top:
-                top = ctx.due[j]
-        if (r < 0 or top <= r) and (room < 0 or iv[REQ_DUE] <= room):
-            out = 0
+        if room < 0 or iv[REQ_DUE] <= room:
+            top = 0
             for j in range(m):
-                if ctx.due[j] > 0:
-                    ctx.batch_arms[out] = ctx.req_arms[j]
-                    ctx.batch_reps[out] = ctx.due[j]
-                    out += 1
-            return out
-        caps = ctx.caps
-        for j in range(m):
-            d = ctx.due[j]
-            if d < 0:
-                d = 0
-            caps[j] = d if r < 0 or d < r else r
+                if ctx.due[j] > top:
+                    top = ctx.due[j]
+            if r < 0 or top <= r:  # the whole rest of the request fits in this batch
+                out = 0
+                for j in range(m):
+                    if ctx.due[j] > 0:
+                        ctx.batch_arms[out] = ctx.req_arms[j]
+                        ctx.batch_reps[out] = ctx.due[j]
+                        out += 1
+                return out
+            if room < 0:  # no batch size: each arm up to r this batch
+                room = iv[REQ_DUE]
+        return _bucket_batch(ctx, room)
+    # BATCH: one batch of RoundRobin over the arms, up to r pulls each
+    if r >= 0:
+        per_arm = r
+    elif iv[B] >= 0:
+        per_arm = iv[B]
     else:
-        if r >= 0:
-            per_arm = r
-        elif iv[B] >= 0:
-            per_arm = iv[B]
-        else:
-            per_arm = 1
-        caps = ctx.caps
-        for j in range(m):
-            caps[j] = per_arm
+        per_arm = 1
+    caps = ctx.caps
+    for j in range(m):
+        caps[j] = per_arm
     supply = 0
     for j in range(m):
         supply += caps[j]
@@ -535,8 +637,8 @@ def schedule(ctx):
         if alloc[j] > 0:
             ctx.batch_arms[out] = ctx.req_arms[j]
             ctx.batch_reps[out] = alloc[j]
+            alloc[j] = 0
             out += 1
-    iv[BUCKET_LEN] = 0
     return out
 
 

@@ -34,6 +34,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from bandit_envs import _jit  # noqa: F401  (project-wide cache invalidation; before any njit)
+
 __all__ = [
     "BERNOULLI",
     "CATEGORICAL",
