@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
-from agents.base import FIXED_BUDGET, Pull, Request, ScriptedAgent
-from bandit_envs.scoring import top_k
+from agents import engine
+from agents.base import FIXED_BUDGET, ScriptedAgent
+from bandit_envs.problem import Problem
 
 __all__ = ["NSAR", "c_p", "nsar_schedule"]
 
@@ -59,6 +60,113 @@ def nsar_schedule(budget: int, n_arms: int, p: float) -> np.ndarray:
     return out
 
 
+@numba.njit(cache=True)
+def order_by_mean(order, lo, hi, means, rng):
+    """Sort ``order[lo:hi]`` (arms) by decreasing ``means``, equal means in random order.
+
+    A uniform shuffle then a sort: a comparison sort cannot tell equal keys apart, so
+    arms with equal means end in uniformly random order (the ordering ``sigma_r`` with
+    ties broken at random). Taking the first or the last arm, or dropping any one arm,
+    leaves the others in uniformly random order within their ties, so the order can be
+    kept until the means change (elimination agents re-sort only after pulls).
+    """
+    m = hi - lo
+    arms = order[lo:hi]
+    engine.choose_distinct(arms, m, m, rng)
+    keys = np.empty(m)
+    for j in range(m):
+        keys[j] = -means[arms[j]]
+    idx = np.argsort(keys)
+    tmp = arms.copy()
+    for j in range(m):
+        arms[j] = tmp[idx[j]]
+
+
+@numba.njit(cache=True)
+def _drop(order, lo, hi, pos):
+    """Remove ``order[pos]`` from ``order[lo:hi]`` keeping the order; the new ``(lo, hi)``.
+
+    The arms on the shorter side of ``pos`` move by one: O(distance to the nearer end).
+    """
+    if pos - lo <= hi - 1 - pos:
+        for i in range(pos, lo, -1):
+            order[i] = order[i - 1]
+        return lo + 1, hi
+    for i in range(pos, hi - 1):
+        order[i] = order[i + 1]
+    return lo, hi - 1
+
+
+@numba.njit(cache=True)
+def _decide(means, order, lo, hi, m, rng):
+    """Steps (2)-(4) of Fig. 1 on the active arms ``order[lo:hi]``, ``1 <= m < hi - lo``.
+
+    ``order`` is sorted by decreasing mean with random ties (:func:`order_by_mean`), so
+    ``sigma_r(1..m)`` is ``order[lo:lo + m]``. The largest gap is that of the first arm
+    (``mean - mean_sigma(m + 1)``) or of the last (``mean_sigma(m) - mean``); the arms
+    with a gap equal to it (the argmax, uniform among them) are a prefix and a suffix of
+    the order, or every arm when all means are equal (every gap is 0). Returns
+    ``(position, accept)``: accept iff its mean exceeds ``mean_sigma(m + 1)``.
+    """
+    above = means[order[lo + m]]  # mean_sigma(m + 1)
+    below = means[order[lo + m - 1]]  # mean_sigma(m)
+    g_top = means[order[lo]] - above
+    g_bottom = below - means[order[hi - 1]]
+    best = g_top if g_top > g_bottom else g_bottom
+    if best == 0.0:  # all means equal: every gap is 0, the arm is rejected
+        return lo + rng.integers(0, hi - lo), False
+    p = 0
+    if g_top == best:
+        while lo + p < hi and means[order[lo + p]] - above == best:
+            p += 1
+    q = 0
+    if g_bottom == best:
+        while hi - 1 - q >= lo and below - means[order[hi - 1 - q]] == best:
+            q += 1
+    u = rng.integers(0, p + q) if p + q > 1 else 0
+    pos = lo + u if u < p else hi - 1 - (u - p)
+    return pos, means[order[pos]] > above
+
+
+@numba.njit
+def run(ctx, prm):
+    """NSAR, Fig. 1 (the compiled algorithm; ``prm = [n_0, n_1, ..., n_{K-1}]``)."""
+    iv = ctx.iv
+    n, k = iv[engine.N], iv[engine.K]
+    order = np.arange(n)  # the active arms order[lo:hi], by decreasing mean once sorted
+    lo, hi = 0, n
+    accepted = 0
+    sorted_at = -1  # pulls made when order was last sorted
+    for r in range(1, n):
+        m = k - accepted
+        if m == 0 or m == hi - lo:
+            break  # every remaining arm is rejected / accepted
+        times = int(prm[r]) - int(prm[r - 1])
+        if times > 0:
+            yield engine.request_each(ctx, order[lo:hi], times)
+        if iv[engine.PULLS] != sorted_at:
+            order_by_mean(order, lo, hi, ctx.means, ctx.rng)
+            sorted_at = iv[engine.PULLS]
+        pos, accept = _decide(ctx.means, order, lo, hi, m, ctx.rng)
+        if accept:
+            ctx.status[order[pos]] = engine.ACCEPTED
+            accepted += 1
+        else:
+            ctx.status[order[pos]] = engine.REJECTED
+        lo, hi = _drop(order, lo, hi, pos)
+    if k - accepted > 0:
+        # Only reachable with m == hi - lo (the loop ends with one active arm at the latest).
+        for i in range(lo, hi):
+            ctx.status[order[i]] = engine.ACCEPTED
+    engine.finish(ctx, np.flatnonzero(ctx.status == engine.ACCEPTED))
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+
+
 def _check_p(p: float) -> None:
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(p) or p <= 0:
         raise ValueError(f"p={p!r} must be a finite number > 0 (Fig. 1: 'parameter p > 0')")
@@ -77,9 +185,10 @@ class NSAR(ScriptedAgent):
     With ``K = n_arms`` arms, ``M = k`` and budget ``T`` (``problem.budget``):
     ``C_p = 2^-p + sum_{r=2..K} r^-p`` and ``n_r = ceil((T - K) / (C_p (K - r + 1)^p))``
     (:func:`nsar_schedule`). Round ``r = 1..K-1`` pulls every active arm
-    ``n_r - n_{r-1}`` more times (one non-adaptive :class:`~agents.base.Pull`: with
-    ``batch_size=None`` one env step), orders the active arms by empirical mean, forms
-    the empirical gaps with ``m_r`` = top arms still to find,
+    ``n_r - n_{r-1}`` more times (one non-adaptive pull request,
+    :func:`agents.engine.request_each`: with ``batch_size=None`` one env step), orders
+    the active arms by empirical mean, forms the empirical gaps with ``m_r`` = top arms
+    still to find,
     ``gap = mean - mean_sigma(m_r + 1)`` for the first ``m_r`` and
     ``gap = mean_sigma(m_r) - mean`` for the rest, deactivates the arm with the
     largest gap and accepts it iff ``mean > mean_sigma(m_r + 1)`` (else rejects it).
@@ -106,7 +215,7 @@ class NSAR(ScriptedAgent):
       later round can change it); the unspent pulls are left over (pulls <= T).
     * Ties between equal empirical means (the ordering ``sigma_r``) and between equal
       gaps (the argmax) are broken uniformly at random with ``self.rng``
-      (:func:`bandit_envs.scoring.top_k`); the paper leaves them open.
+      (:func:`order_by_mean`, :func:`_decide`); the paper leaves them open.
     * ``n_r``: a ratio within ``1e-9`` (relative) of an integer is taken as that
       integer, so float rounding never adds a pull the exact formula would not.
     * Truncation: if ``max_batches`` (or a batch/repeat limit that makes the last batch
@@ -119,6 +228,9 @@ class NSAR(ScriptedAgent):
 
     name = "nsar"
     settings = frozenset({FIXED_BUDGET})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(self, p: float = 1.1, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
@@ -128,56 +240,27 @@ class NSAR(ScriptedAgent):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p={self.p}, seed={self.seed})"
 
-    # ------------------------------------------------------------------ state
-    def reset(self, problem, *, seed=None) -> None:  # noqa: D102 (documented in the base)
+    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
+        """Start an episode: the schedule ``n_0..n_{K-1}`` of the problem's budget."""
         super().reset(problem, seed=seed)
         self.schedule = nsar_schedule(problem.budget, problem.n_arms, self.p)
-        self.active = np.arange(problem.n_arms, dtype=np.int64)
-        self.accepted: list[int] = []
-        self.rejected: list[int] = []
 
-    def current_answer(self) -> np.ndarray:
-        """Accepted arms, then the best empirical means among the active arms."""
-        acc = np.asarray(self.accepted, dtype=np.int64)
-        need = self.problem.k - acc.size
-        if need <= 0:
-            return acc[: self.problem.k]
-        values = np.where(self.counts[self.active] > 0, self.means[self.active], -np.inf)
-        rest = self.active[top_k(values, need, self.rng)]
-        return np.concatenate((acc, rest))
+    def params(self) -> np.ndarray:
+        """``prm = [n_0, n_1, ..., n_{K-1}]`` (:func:`nsar_schedule`, as float64)."""
+        return self.schedule.astype(np.float64)
 
-    # -------------------------------------------------------------- algorithm
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        k = self.problem.k
-        n = self.problem.n_arms
-        sched = self.schedule
-        for r in range(1, n):
-            m = k - len(self.accepted)
-            if m == 0:
-                break  # every remaining arm is rejected
-            if m == self.active.size:
-                break  # every remaining arm is accepted
-            yield Pull.each(self.active, int(sched[r] - sched[r - 1]))
-            self._decide(m)
-        m = k - len(self.accepted)
-        if m > 0:
-            # Only reachable with m == |active| (the loop ends with one active arm).
-            self.accepted.extend(self.active.tolist())
-            self.active = self.active[:0]
-        return np.asarray(self.accepted, dtype=np.int64)
+    # Decisions so far, read from the kernel's per-arm status (arm order).
+    @property
+    def accepted(self) -> list[int]:
+        """The accepted arms (ascending)."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED).tolist()
 
-    def _decide(self, m: int) -> None:
-        """Steps (2)-(4) of Fig. 1 on the active arms, ``1 <= m < |active|``."""
-        act = self.active
-        mu = self.means[act]
-        top = np.zeros(act.size, dtype=bool)
-        top[top_k(mu, m, self.rng)] = True  # sigma_r(1..m), ties at random
-        above = float(mu[~top].max())  # mean of sigma_r(m + 1)
-        below = float(mu[top].min())  # mean of sigma_r(m)
-        gap = np.where(top, mu - above, below - mu)
-        j = int(top_k(gap, 1, self.rng)[0])
-        if mu[j] > above:
-            self.accepted.append(int(act[j]))
-        else:
-            self.rejected.append(int(act[j]))
-        self.active = np.delete(act, j)
+    @property
+    def rejected(self) -> list[int]:
+        """The arms rejected by a round's decision (ascending)."""
+        return np.flatnonzero(self.ctx.status == engine.REJECTED).tolist()
+
+    @property
+    def active(self) -> np.ndarray:
+        """The arms not yet accepted or rejected (ascending)."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
