@@ -699,13 +699,34 @@ def _insertion_sort_batch(arms, reps, m, out_arms, out_reps):
         out_reps[i + 1] = r
 
 
-@numba.njit(cache=True)
-def _argsort_batch(arms, reps, m, out_arms, out_reps):
-    """A long batch in arm-index order."""
-    order = np.argsort(arms[:m], kind="mergesort")
+@numba.njit(cache=True, _nrt=False)
+def _heap_sort_batch(arms, reps, m, out_arms, out_reps):
+    """A long batch in arm-index order (in-place heap sort, no allocation)."""
     for j in range(m):
-        out_arms[j] = arms[order[j]]
-        out_reps[j] = reps[order[j]]
+        out_arms[j] = arms[j]
+        out_reps[j] = reps[j]
+    for start in range((m - 2) // 2, -1, -1):
+        _sift_pairs(out_arms, out_reps, start, m)
+    for end in range(m - 1, 0, -1):
+        out_arms[0], out_arms[end] = out_arms[end], out_arms[0]
+        out_reps[0], out_reps[end] = out_reps[end], out_reps[0]
+        _sift_pairs(out_arms, out_reps, 0, end)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _sift_pairs(keys, vals, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and keys[child + 1] > keys[child]:
+            child += 1
+        if keys[root] < keys[child]:
+            keys[root], keys[child] = keys[child], keys[root]
+            vals[root], vals[child] = vals[child], vals[root]
+            root = child
+        else:
+            return
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -778,7 +799,7 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
             if m <= 16:
                 _insertion_sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
             else:
-                _argsort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
+                _heap_sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
             _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
             record_batch(ctx, ctx.batch_arms[:m], ctx.batch_reps[:m])
             if sampling_spent(ctx):
