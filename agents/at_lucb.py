@@ -4,22 +4,218 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
+from agents import confidence, engine
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
-    Pull,
-    PullOne,
-    Request,
     ScriptedAgent,
     check_probability,
 )
-from bandit_envs.scoring import top_k
+from bandit_envs.problem import Problem
 
-__all__ = ["ATLUCB"]
+__all__ = ["ATLUCB", "widths"]
+
+#: ``prm`` layout (:meth:`ATLUCB.params`).
+P_DELTA_1, P_ALPHA, P_EPS, P_DELTA, P_K1 = 0, 1, 2, 3, 4
+#: ``ctx.fv`` registers of the algorithm: ``S``, the time ``t`` of the last ``J`` update,
+#: and whether the final anytime update (:meth:`ATLUCB.recommend`) has run.
+F_S, F_T, F_FINAL = engine.ALG_F, engine.ALG_F + 1, engine.ALG_F + 2
+
+
+@numba.njit(cache=True)
+def widths(counts, t, n_arms, delta, sigma, k1):
+    """``beta(T_i, t, delta)`` for every arm (:func:`~agents.confidence.lucb_width`)."""
+    rate = confidence.lucb_rate(float(t), n_arms, delta, k1)
+    out = np.empty(counts.shape[0])
+    for i in range(counts.shape[0]):
+        out[i] = confidence.lucb_width(float(counts[i]), rate, sigma)
+    return out
+
+
+@numba.njit(cache=True)
+def _delta_s(prm, s):
+    return prm[P_DELTA_1] * prm[P_ALPHA] ** (s - 1)
+
+
+@numba.njit(cache=True)
+def _top_k_mask(means, k, rng, high, tied):
+    """``high[i] = 1`` for the ``k`` largest means (ties at the boundary at random), else 0."""
+    n = means.shape[0]
+    thr = np.partition(means.copy(), n - k)[n - k]
+    above = 0
+    nt = 0
+    for i in range(n):
+        if means[i] > thr:
+            high[i] = 1
+            above += 1
+        else:
+            high[i] = 0
+            if means[i] == thr:
+                tied[nt] = i
+                nt += 1
+    need = k - above
+    engine.choose_distinct(tied, nt, need, rng)
+    for j in range(need):
+        high[tied[j]] = 1
+
+
+@numba.njit(cache=True)
+def _gap(counts, means, high, rate, sigma):
+    """``U_{l*} - L_{h*}``.
+
+    The largest ``mean + beta`` over Low minus the smallest ``mean - beta`` over High.
+    """
+    lo = np.inf
+    up = -np.inf
+    for i in range(counts.shape[0]):
+        w = confidence.lucb_width(float(counts[i]), rate, sigma)
+        if high[i]:
+            v = means[i] - w
+            if v < lo:
+                lo = v
+        else:
+            v = means[i] + w
+            if v > up:
+                up = v
+    return up - lo
+
+
+@numba.njit(cache=True)
+def _term(ctx, prm, t, s, high):
+    """``Term(t, delta_s, eps)``."""
+    n = ctx.counts.shape[0]
+    rate = confidence.lucb_rate(float(t), n, _delta_s(prm, s), prm[P_K1])
+    return _gap(ctx.counts, ctx.means, high, rate, ctx.fv[engine.SIGMA]) < prm[P_EPS]
+
+
+@numba.njit(cache=True)
+def _update(ctx, prm, t, high, tied, fresh):
+    """The ``S(t)``/``J(t)`` lines of AT-LUCB at time ``t`` (``High^t`` into ``high``).
+
+    ``J`` is ``High^t`` while ``S = 1``; once ``S > 1`` it is kept in ``ctx.status``
+    (:data:`~agents.engine.ACCEPTED`), the set the anytime answer returns.
+    """
+    means = ctx.means
+    n = means.shape[0]
+    k = ctx.iv[engine.K]
+    if not fresh:  # High^t unchanged when it is strictly above Low^t: top-k draws nothing
+        lo = np.inf
+        up = -np.inf
+        for i in range(n):
+            if high[i]:
+                if means[i] < lo:
+                    lo = means[i]
+            elif means[i] > up:
+                up = means[i]
+        fresh = not lo > up
+    if fresh:
+        _top_k_mask(means, k, ctx.rng, high, tied)
+    fv = ctx.fv
+    s0 = int(fv[F_S])
+    if _term(ctx, prm, t, s0, high):
+        # S(t) = the smallest s > s0 with not Term(t, delta_s): Term holds at s0 and is
+        # monotone in s (true up to some s*, false beyond), so double, then bisect.
+        lo_s, step = s0, 1
+        hi_s = s0 + step
+        while _term(ctx, prm, t, hi_s, high):
+            lo_s, step = hi_s, step * 2
+            hi_s = s0 + step
+        while hi_s - lo_s > 1:
+            mid = (lo_s + hi_s) // 2
+            if _term(ctx, prm, t, mid, high):
+                lo_s = mid
+            else:
+                hi_s = mid
+        fv[F_S] = hi_s
+        for i in range(n):  # J(t) = High^t
+            ctx.status[i] = engine.ACCEPTED if high[i] else engine.UNDECIDED
+    fv[F_T] = t
+
+
+@numba.njit(cache=True)
+def _pair(ctx, prm, t, high):
+    """``h* = argmin_{High} L`` and ``l* = argmax_{Low} U`` at ``delta_{S(t)}`` (ties at random)."""
+    counts, means, rng = ctx.counts, ctx.means, ctx.rng
+    n = counts.shape[0]
+    sigma = ctx.fv[engine.SIGMA]
+    rate = confidence.lucb_rate(float(t), n, _delta_s(prm, int(ctx.fv[F_S])), prm[P_K1])
+    lo, up = np.inf, -np.inf
+    h, l_, nh, nl = -1, -1, 0, 0
+    for i in range(n):
+        w = confidence.lucb_width(float(counts[i]), rate, sigma)
+        if high[i]:
+            v = means[i] - w
+            if v < lo:
+                lo, h, nh = v, i, 1
+            elif v == lo:
+                nh += 1
+                if engine.below(rng, nh) == 0:
+                    h = i
+        else:
+            v = means[i] + w
+            if v > up:
+                up, l_, nl = v, i, 1
+            elif v == up:
+                nl += 1
+                if engine.below(rng, nl) == 0:
+                    l_ = i
+    return h, l_
+
+
+@numba.njit
+def run(ctx, prm):
+    """AT-LUCB (the compiled algorithm; ``prm`` as :meth:`ATLUCB.params`).
+
+    O(n) per round (two pulls): one pass for ``High^t``, one for ``Term`` at
+    ``delta_{S(t-1)}`` and one for ``h*``, ``l*``; more passes only when ``S`` grows.
+    """
+    iv = ctx.iv
+    n = iv[engine.N]
+    fixed_conf = iv[engine.SETTING] == engine.FIXED_CONFIDENCE
+    ctx.fv[F_S] = 1.0
+    yield engine.request_each(ctx, np.arange(n), 1)
+    high = np.zeros(n, dtype=np.int8)
+    tied = np.empty(n, dtype=np.int64)
+    t = 1
+    fresh = True
+    while True:
+        _update(ctx, prm, t, high, tied, fresh)
+        fresh = False
+        if fixed_conf:
+            rate = confidence.lucb_rate(float(t), n, prm[P_DELTA], prm[P_K1])
+            if _gap(ctx.counts, ctx.means, high, rate, ctx.fv[engine.SIGMA]) < prm[P_EPS]:
+                engine.finish(ctx, np.flatnonzero(high))
+                return
+        h, l_ = _pair(ctx, prm, t, high)
+        yield engine.request_two(ctx, h, l_)
+        t += 1
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+
+
+@numba.njit(cache=True)
+def final_update(ctx, prm):
+    """The anytime output ``J(t + 1)``: the ``J`` update once more on the final statistics.
+
+    Needed only once ``S > 1`` (before, ``J`` is ``High`` of the latest statistics, the
+    empirical top k that the anytime rule returns anyway); runs once per episode.
+    """
+    fv = ctx.fv
+    if fv[F_FINAL] != 0.0 or ctx.iv[engine.HAS_ANSWER] == 1 or fv[F_S] <= 1.0:
+        return
+    fv[F_FINAL] = 1.0
+    n = ctx.counts.shape[0]
+    high = np.zeros(n, dtype=np.int8)
+    tied = np.empty(n, dtype=np.int64)
+    _update(ctx, prm, int(fv[F_T]) + 1, high, tied, True)
 
 
 class ATLUCB(ScriptedAgent):
@@ -76,7 +272,7 @@ class ATLUCB(ScriptedAgent):
 
     * fixed budget (anytime, as Shahrampour & Tarokh use it): it runs until the budget
       ends and answers with ``J`` updated with the last statistics
-      (:meth:`current_answer`).
+      (:meth:`recommend`, :func:`final_update`).
     * fixed confidence: it stops at the first ``t`` at which ``Term(t, delta, eps)``
       holds and answers ``High^t``. This is LUCB1's stopping rule at level ``delta``
       on AT-LUCB's sampling: with ``eps = 0``, the error probability is at most
@@ -92,14 +288,17 @@ class ATLUCB(ScriptedAgent):
     * In fixed budget the answer at the end is ``J(t + 1)``: the ``J`` update is run
       once more on the final statistics (the anytime output after the last pulls).
     * Ties (``High^t``, ``h*``, ``l*``) are broken uniformly at random with ``self.rng``.
-    * Batches: a round is one :class:`~agents.base.Pull` of ``{h*, l*}`` once each; with
-      ``batch_size=1`` it is two one-pull steps (two :class:`~agents.base.PullOne`,
-      in the order the base's RoundRobin would give; the decisions are made before
-      either pull, as in the paper).
+    * Batches: a round is one request of ``{h*, l*}`` once each
+      (:func:`~agents.engine.request_two`); with ``batch_size=1`` it is two one-pull
+      steps in RoundRobin's order (the decisions are made before either pull, as in
+      the paper).
     """
 
     name = "at_lucb"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(
         self,
@@ -130,136 +329,29 @@ class ATLUCB(ScriptedAgent):
             f"delta={self.delta}, seed={self.seed})"
         )
 
-    # ------------------------------------------------------------------ state
-    def reset(self, problem, *, seed=None) -> None:  # noqa: D102 (documented in the base)
+    def params(self) -> np.ndarray:
+        """``prm = [delta_1, alpha, epsilon, delta, k1]``."""
+        return np.array([self.delta_1, self.alpha, self.epsilon, self.delta, self.k1])
+
+    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
+        """Start an episode (``S = 1``)."""
         super().reset(problem, seed=seed)
-        self.S = 1
-        self.J: np.ndarray | None = None
-        self.t = 0
-        self._high: np.ndarray | None = None
-        self._low = np.ones(problem.n_arms, dtype=bool)
-        self._updated_at = -1  # total_pulls at the last J update
+        self.ctx.fv[F_S] = 1.0
 
-    def current_answer(self) -> np.ndarray:
-        """``J`` after one more update on the latest statistics (see the class docstring)."""
-        if self.counts.min() == 0:  # stopped inside the initial round
-            return super().current_answer()
-        if self.total_pulls != self._updated_at:
-            self._update(self.t + 1)
-        return self.J
+    @property
+    def S(self) -> int:  # noqa: N802 (the paper's name)
+        """The current confidence index ``S(t)`` (read-only)."""
+        return int(self.ctx.fv[F_S])
 
-    # -------------------------------------------------------------- algorithm
-    def _widths(self, t: int, delta: float) -> np.ndarray:
-        """``beta(T_i, t, delta)`` for every arm: :func:`~agents.confidence.lucb_beta`.
+    @property
+    def t(self) -> int:
+        """The time ``t`` of the last ``J`` update (read-only; 0 before the first)."""
+        return int(self.ctx.fv[F_T])
 
-        Inlined for speed (every arm has been pulled, so no ``inf`` guard is needed);
-        the float operations are the same, so the values are bit-identical (tested).
-        """
-        rate = np.log(self.k1 * self.problem.n_arms * max(float(t), 1.0) ** 4 / delta)
-        return 2.0 * self.problem.sigma * np.sqrt(rate / (2.0 * self.counts))
-
-    def _gap(self, w: np.ndarray, low: np.ndarray) -> float:
-        """``U_{l*} - L_{h*}`` for widths ``w``; ``low`` is the mask of ``Low^t``."""
-        mu = self.means
-        return float((mu[low] + w[low]).max() - (mu[~low] - w[~low]).min())
-
-    def _delta_s(self, s: int) -> float:
-        return self.delta_1 * self.alpha ** (s - 1)
-
-    def _term(self, t: int, s: int, low: np.ndarray) -> bool:
-        return self._gap(self._widths(t, self._delta_s(s)), low) < self.epsilon
-
-    def _update(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``S(t)``/``J(t)`` lines of AT-LUCB at time ``t``.
-
-        Returns the ``Low^t`` mask and the widths at ``delta_{S(t)}``.
-        """
-        self.t = t
-        self._updated_at = self.total_pulls
-        mu = self.means
-        low = self._low
-        if self._high is not None and mu[~low].min() > mu[low].max():
-            # High^t unchanged: top_k would return it without drawing (no tie at the
-            # boundary), so skipping it changes neither the answer nor the generator.
-            high = self._high
-        else:
-            high = top_k(mu, self.problem.k, self.rng)
-            low = np.ones(self.problem.n_arms, dtype=bool)
-            low[high] = False
-            self._low = low
-            self._high = high
-        s0 = self.S
-        w = self._widths(t, self._delta_s(s0))
-        if self._gap(w, low) < self.epsilon:
-            # S(t) = the smallest s > s0 with not Term(t, delta_s): Term holds at s0 and
-            # is monotone in s (true up to some s*, false beyond), so double, then bisect.
-            lo, step = s0, 1
-            hi = s0 + step
-            while self._term(t, hi, low):
-                lo, step = hi, step * 2
-                hi = s0 + step
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if self._term(t, mid, low):
-                    lo = mid
-                else:
-                    hi = mid
-            self.S = hi
-            self.J = high
-            w = self._widths(t, self._delta_s(hi))
-        elif self.S == 1 or self.J is None:
-            self.J = high
-        return low, w
-
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        n = self.problem.n_arms
-        yield from self._each_once(np.arange(n))
-        t = 1
-        fixed_conf = not self.problem.fixed_budget
-        rng = self.rng
-        counts = self.counts
-        serial = self.problem.batch_size == 1
-        single: list[PullOne | None] = [None] * n  # one cached request per arm
-        while True:
-            low, w = self._update(t)
-            if fixed_conf and self._gap(self._widths(t, self.delta), low) < self.epsilon:
-                return self._high
-            mu = self.means
-            h = _argmax(np.where(low, -np.inf, w - mu), rng)  # argmin of L over High^t
-            l_ = _argmax(np.where(low, mu + w, -np.inf), rng)  # argmax of U over Low^t
-            if serial:
-                # Pull([h, l]) at batch_size 1 is two one-pull batches in RoundRobin's
-                # order: fewest pulls first, a tie broken by rng.integers(2) (the draw
-                # round_robin makes). The same pulls, batches and generator use.
-                ch, cl = counts.item(h), counts.item(l_)
-                if ch < cl or (ch == cl and rng.integers(2) == 0):
-                    order = (h, l_)
-                else:
-                    order = (l_, h)
-                for i in order:
-                    req = single[i]
-                    if req is None:
-                        req = single[i] = PullOne(i)
-                    yield req
-            else:
-                yield Pull(np.array([h, l_], dtype=np.int64), _TWO)
-            t += 1
-
-
-_TWO = np.ones(2, dtype=np.int64)
-_TWO.setflags(write=False)
-
-
-def _argmax(values: np.ndarray, rng: np.random.Generator) -> int:
-    """``top_k(values, 1, rng)`` (random ties), with a fast path for a unique maximum.
-
-    Identical output and generator use: ``top_k`` draws only when there is a tie.
-    """
-    j = int(np.argmax(values))
-    v = values[j]
-    if np.count_nonzero(values == v) == 1:
-        return j
-    return int(top_k(values, 1, rng)[0])
+    def recommend(self) -> np.ndarray:
+        """The answer; in anytime use ``J(t + 1)`` (:func:`final_update`), then the base's rule."""
+        final_update(self.ctx, self.params())
+        return super().recommend()
 
 
 def _real(v: object) -> bool:

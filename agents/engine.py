@@ -81,6 +81,9 @@ NF = 4
 #: ``fv[ALG_F:NF]``: the algorithm's own registers (the engine never reads or writes
 #: them), for state its agent reads back, e.g. for an anytime answer (AT-LUCB).
 ALG_F = 1
+#: ``fv[ALG_F:NF]``: the algorithm's own registers (the engine never reads or writes
+#: them), for state its agent reads back, e.g. for an anytime answer (AT-LUCB).
+ALG_F = 1
 #: ``iv[SETTING]`` values.
 FIXED_BUDGET, FIXED_CONFIDENCE = 0, 1
 #: request codes (``arm >= 0`` is one pull of that arm).

@@ -11,7 +11,8 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401  (registers the environments)
-from agents.at_lucb import ATLUCB
+from agents.at_lucb import ATLUCB, widths
+from agents.base import Pull, ScriptedAgent
 from agents.confidence import lucb_beta
 from agents.nsar import NSAR, c_p, nsar_schedule
 from agents.sar import SAR
@@ -206,27 +207,62 @@ def test_at_lucb_fixed_budget_easy_instance(rate_at_most):
 
 # ------------------------------------------------------ AT-LUCB internals
 class _SlowATLUCB(ATLUCB):
-    """The paper's loop literally: full top_k every time, s stepped one by one, lucb_beta."""
+    """The paper's loop literally, in Python: full top_k every time, s stepped one by one,
+    lucb_beta; the anytime answer J(t + 1). Compared on Gaussian instances with
+    ``batch_size=None``, where neither version draws from its generator (no ties), so
+    the episodes must agree exactly."""
+
+    kernel = None
+    episode_kernel = None
 
     def _widths(self, t, delta):
         return lucb_beta(self.counts, t, self.problem.n_arms, delta, self.problem.sigma, self.k1)
 
+    def _term(self, t, s, low):
+        w = self._widths(t, self.delta_1 * self.alpha ** (s - 1))
+        mu = self.means
+        return (mu[low] + w[low]).max() - (mu[~low] - w[~low]).min() < self.epsilon
+
     def _update(self, t):
-        self.t = t
-        self._updated_at = self.total_pulls
+        self.t_lit = t
         high = top_k(self.means, self.problem.k, self.rng)
         low = np.ones(self.problem.n_arms, dtype=bool)
         low[high] = False
-        self._high = high
-        if self._term(t, self.S, low):
-            s = self.S + 1
+        self.high = high
+        if self._term(t, self.S_lit, low):
+            s = self.S_lit + 1
             while self._term(t, s, low):
                 s += 1
-            self.S = s
+            self.S_lit = s
             self.J = high
-        elif self.S == 1 or self.J is None:
+        elif self.S_lit == 1 or self.J is None:
             self.J = high
-        return low, self._widths(t, self._delta_s(self.S))
+        return low, self._widths(t, self.delta_1 * self.alpha ** (self.S_lit - 1))
+
+    def _run(self):
+        n = self.problem.n_arms
+        self.S_lit, self.J, self.t_lit = 1, None, 0
+        yield Pull.each(np.arange(n), 1)
+        t = 1
+        while True:
+            low, w = self._update(t)
+            if not self.problem.fixed_budget:
+                wd = self._widths(t, self.delta)
+                mu = self.means
+                if (mu[low] + wd[low]).max() - (mu[~low] - wd[~low]).min() < self.epsilon:
+                    return self.high
+            mu = self.means
+            h = top_k(np.where(low, -np.inf, w - mu), 1, self.rng)[0]
+            l_ = top_k(np.where(low, mu + w, -np.inf), 1, self.rng)[0]
+            yield Pull(np.array([h, l_], dtype=np.int64), np.ones(2, dtype=np.int64))
+            t += 1
+
+    def current_answer(self):
+        self._update(self.t_lit + 1)
+        return self.J
+
+    def recommend(self):
+        return ScriptedAgent.recommend(self)
 
 
 def _trace(agent, env, seed):
@@ -239,8 +275,6 @@ def _trace(agent, env, seed):
         orig(arms, reps, counts, means)
 
     agent.update = update
-    # the step path (the compiled fast path plays the same episode, tests/test_fast_path.py,
-    # but records no steps)
     res = agents.run_episode(env, agent, seed=seed, fast=False)
     return steps, res
 
@@ -252,14 +286,16 @@ def test_at_lucb_fast_paths_match_literal_loop(setting):
         # long run on an easy instance: S climbs by up to ~9 levels in one step
         env = fb_env("jiang2017-1-sparse", 4, 2, 4000)
     else:
-        env = fc_env("chen2017-twogroup", 6, 2)
+        env = fc_env("jiang2017-1-sparse", 6, 2)
     for seed in range(2):
         fast, slow = ATLUCB(**kw), _SlowATLUCB(**kw)
         a, ra = _trace(fast, env, seed)
         b, rb = _trace(slow, env, seed)
         assert a == b
         assert np.array_equal(ra.recommendation, rb.recommendation)
-        assert fast.S == slow.S
+        assert fast.S == slow.S_lit
+        compiled = agents.run_episode(env, ATLUCB(**kw), seed=seed)
+        assert ra.as_row() | {"wall_time": 0} == compiled.as_row() | {"wall_time": 0}
         if setting == "fixed_budget":
             assert fast.S > 100
 
@@ -270,26 +306,25 @@ def test_at_lucb_widths_equal_lucb_beta():
     agents.run_episode(env, agent, seed=1)
     for t, d in [(1, 0.5), (37, 0.01), (10**5, 1e-9)]:
         want = lucb_beta(agent.counts, t, 8, d, 0.5, 1.25)
-        assert np.array_equal(agent._widths(t, d), want)
+        assert np.array_equal(widths(agent.counts, t, 8, d, 0.5, 1.25), want)
 
 
 def test_at_lucb_s_nondecreasing_and_j_certified():
     env = fb_env("chen2017-twogroup", 8, 2, 4000)
     agent = ATLUCB(alpha=0.9)
     trace = []
-    orig = agent._update
-
-    def update(t):
-        s_before = agent.S
-        out = orig(t)
-        trace.append((s_before, agent.S))
-        return out
-
-    agent._update = update
-    res = agents.run_episode(env, agent, seed=0)
-    assert all(after >= before for before, after in trace)
-    assert trace[-1][1] > 1  # the easy instance certifies J at some level
-    assert not res.misidentified
+    obs, _ = env.reset(seed=0)
+    agent.reset(env.unwrapped.problem, seed=0)
+    while True:  # the act/observe path, reading S after every step
+        action = agent.act(obs)
+        obs, reward, terminated, truncated, info = env.step(action)
+        agent.observe(action, obs, float(reward), terminated, truncated, info)
+        trace.append(agent.S)
+        if terminated or truncated:
+            break
+    assert all(after >= before for before, after in zip(trace, trace[1:], strict=False))
+    assert trace[-1] > 1  # the easy instance certifies J at some level
+    assert not info["misidentified"]
 
 
 # ------------------------------------------------------------- determinism

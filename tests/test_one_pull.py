@@ -7,8 +7,7 @@
 * ``run_episode`` plays one-pull requests with ``step_one`` and gives exactly the
   episode of the array protocol (``next_pulls`` + ``step_sparse``) and of the dense
   act/observe path, for every registered agent;
-* the agents that now serve their pulls as ``PullOne`` (AT-LUCB at ``batch_size=1``,
-  CLUCB-PAC's bookkeeping) make exactly the pulls and draws of their direct versions.
+* CLUCB-PAC's bookkeeping makes exactly the pulls and draws of its direct version.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401
-from agents.at_lucb import ATLUCB, _argmax
 from agents.base import Pull, PullOne, ScriptedAgent
 from agents.clucb_pac import CLUCBPAC
 from bandit_envs.scoring import top_k
@@ -425,37 +423,3 @@ def test_clucb_pac_equals_its_direct_computation(instance, n, k, eps) -> None:
             a, b = CLUCBPAC(epsilon=eps), _DirectCLUCBPAC(epsilon=eps)
             assert run(env, a, seed) == run(env, b, seed)
             assert a.steps == b.steps and a.rng.random() == b.rng.random()
-
-
-class _PairedATLUCB(ATLUCB):
-    """AT-LUCB yielding each round as one Pull of (h, l) (the base's RoundRobin spreads it)."""
-
-    def _run(self):
-        n = self.problem.n_arms
-        yield Pull.each(np.arange(n), 1)
-        t = 1
-        fixed_conf = not self.problem.fixed_budget
-        rng = self.rng
-        while True:
-            low, w = self._update(t)
-            if fixed_conf and self._gap(self._widths(t, self.delta), low) < self.epsilon:
-                return self._high
-            mu = self.means
-            h = _argmax(np.where(low, -np.inf, w - mu), rng)
-            l_ = _argmax(np.where(low, mu + w, -np.inf), rng)
-            yield Pull(np.array([h, l_], dtype=np.int64), np.ones(2, dtype=np.int64))
-            t += 1
-
-
-@pytest.mark.parametrize("instance", ["chen2017-twogroup", "jiang2017-1-sparse"])
-def test_at_lucb_pairs_at_batch_size_one_equal_roundrobin(instance) -> None:
-    """Two PullOne in RoundRobin's order = RoundRobin spreading Pull([h, l])."""
-    for setting, extra in (
-        ("fixed_confidence", {"max_batches": 3000}),
-        ("fixed_budget", {"budget": 301}),
-    ):
-        env = make_env(instance=instance, n_arms=12, k=3, batch_size=1, setting=setting, **extra)
-        for seed in range(3):
-            a, b = ATLUCB(delta=0.2), _PairedATLUCB(delta=0.2)
-            assert run(env, a, seed) == run(env, b, seed)
-            assert a.rng.random() == b.rng.random()
