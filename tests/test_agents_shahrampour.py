@@ -275,6 +275,8 @@ def _trace(agent, env, seed):
         orig(arms, reps, counts, means)
 
     agent.update = update
+    # the step path (the compiled fast path plays the same episode, tests/test_fast_path.py,
+    # but records no steps)
     res = agents.run_episode(env, agent, seed=seed, fast=False)
     return steps, res
 
