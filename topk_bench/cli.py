@@ -9,6 +9,8 @@ Examples::
     topk-bench run my_config.toml --backend ray --address auto
     topk-bench summary results/quick
     topk-bench plot results/quick
+    topk-bench compare results/quick --baseline uniform --metric aggregate_regret
+    topk-bench report results/quick           # results/quick/report.html
 
 Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
 130 interrupted (finished episodes are saved; rerun the same command to resume).
@@ -180,6 +182,60 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from topk_bench.compare import CompareError, compare_dir, format_comparison
+
+    try:
+        comp = compare_dir(
+            args.dir,
+            metrics=args.metrics,
+            baseline=args.baseline,
+            alpha=args.alpha,
+            n_resamples=args.resamples,
+            seed=args.seed,
+        )
+    except CompareError as err:
+        print(f"topk-bench compare: {err}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(comp.to_json())
+    elif args.format == "csv":
+        print(comp.paired.to_csv(index=False), end="")
+    else:
+        print(format_comparison(comp))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from topk_bench.compare import CompareError
+    from topk_bench.report import write_report
+
+    try:
+        path = write_report(
+            args.dir,
+            args.out,
+            baseline=args.baseline,
+            alpha=args.alpha,
+            n_resamples=args.resamples,
+        )
+    except CompareError as err:
+        print(f"topk-bench report: {err}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def _compare_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", metavar="DIR", help="a results directory written by 'topk-bench run'")
+    p.add_argument(
+        "--baseline", metavar="AGENT", help="agent label to compare with; default: uniform/first"
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument(
+        "--resamples", type=int, default=2000, metavar="B", help="bootstrap resamples (2000)"
+    )
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     try:
         from agents.training import add_train_arguments, train_from_args
@@ -323,6 +379,43 @@ def _parser() -> argparse.ArgumentParser:
             "--metrics", nargs="+", metavar="M", help="metrics to show; default: the experiment's"
         )
         p.set_defaults(func=func)
+
+    p = sub.add_parser(
+        "compare",
+        help="paired tests against a baseline agent, per point and over all points",
+        description="Per point: each agent's paired difference to the baseline with a 95%% CI, "
+        "Holm-adjusted p-values (paired t; exact McNemar for 0/1 metrics) and win/tie/loss; "
+        "over all points: IQM of baseline-normalized scores, probability of improvement and "
+        "performance profiles with stratified-bootstrap 95%% CIs (see topk_bench/compare.py).",
+    )
+    _compare_args(p)
+    p.add_argument(
+        "--metric",
+        "--metrics",
+        dest="metrics",
+        nargs="+",
+        metavar="M",
+        help="metrics to compare; default: the experiment's",
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--format",
+        choices=("text", "csv", "json"),
+        default="text",
+        help="text tables (default), the per-point table as CSV, or everything as JSON",
+    )
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser(
+        "report",
+        help="write one self-contained HTML report of a results directory",
+        description="Write one HTML file (figures embedded): summary tables, the comparison "
+        "of 'topk-bench compare', the paper's claims judged from the data, the config, seeds, "
+        "package versions and CPU time.",
+    )
+    _compare_args(p)
+    p.add_argument("--out", "-o", metavar="FILE", help="output file; default DIR/report.html")
+    p.set_defaults(func=_cmd_report)
     return parser
 
 

@@ -136,6 +136,7 @@ class Experiment:
     data: str | None = None
     skipped: tuple[str, ...] = ()
     train: tuple[TrainSpec, ...] = ()
+    claims: tuple[Mapping[str, Any], ...] = ()
 
     def pairs(self) -> list[tuple[Point, AgentSpec]]:
         """Every (point, agent) that runs, in config order."""
@@ -172,6 +173,7 @@ class Experiment:
                 {"label": a.label, "name": a.name, "params": dict(a.params)} for a in self.agents
             ],
             "train": [t.describe() for t in self.train],
+            "claims": [dict(c) for c in self.claims],
         }
 
 
@@ -633,6 +635,7 @@ def load(
             raise ConfigError(
                 f"metrics[{i}]: unknown metric {metric!r} (known: {', '.join(METRICS)})"
             )
+    full_cfg = cfg
     if reduced:
         cfg = _apply_reduced(cfg)
     if runs is not None:
@@ -726,6 +729,7 @@ def load(
             )
             warn(msg)
             skipped.append(msg)
+    claims = _claims(full_cfg, env_id, all_labels, final_points)
     if not any(p.agents for p in final_points):
         raise ConfigError(
             "agents: no available agent can play any point of this experiment"
@@ -747,4 +751,24 @@ def load(
         data=data_path,
         skipped=tuple(skipped),
         train=train,
+        claims=claims,
+    )
+
+
+def _claims(
+    full_cfg: Mapping[str, Any], env_id: str, agent_labels: set[str], points: list[Point]
+) -> tuple[Mapping[str, Any], ...]:
+    """The checked ``claims``: their labels may name points of either mode."""
+    from topk_bench.claims import check_claims
+
+    if not full_cfg.get("claims"):
+        return ()
+    raw = _raw_points(full_cfg, env_id)
+    raw_x = [_x_value(r.x_raw)[0] if r.x_raw is not None or r.x_key else r.label for r in raw]
+    return check_claims(
+        full_cfg["claims"],
+        agent_labels,
+        [r.label for r in raw] + [p.label for p in points],
+        [r.panel for r in raw] + [p.panel for p in points],
+        raw_x + [p.x for p in points],
     )

@@ -27,6 +27,10 @@ Top level::
                                   num_envs, seed, algo_kwargs, reward_scale, eval_episodes,
                                   eval_every, keep_best}
                                   (reduced.train overrides them in reduced mode)
+    claims       [table]          the paper's claims, machine-checkable (topk_bench.claims):
+                                  {text (req.), source, metric (req.), agents (req.),
+                                  relation = "lower"|"higher" (req.), than (req.), panels,
+                                  points, x, fraction, alpha}
 """
 
 from __future__ import annotations
@@ -91,6 +95,23 @@ _TRAIN_KEYS = {
     "keep_best": "bool",
 }
 _TRAIN = {"type": "table", "keys": _TRAIN_KEYS, "required": ["model", "timesteps"]}
+_CLAIM = {
+    "type": "table",
+    "keys": {
+        "text": "str",
+        "source": "str",
+        "metric": "str",
+        "agents": ["str"],
+        "relation": "str",
+        "than": ["str"],
+        "panels": ["str"],
+        "points": ["str"],
+        "x": ["scalar"],
+        "fraction": "number",
+        "alpha": "number",
+    },
+    "required": ["text", "metric", "agents", "relation", "than"],
+}
 _TRAIN_OVERRIDE = {"type": "table", "keys": {k: v for k, v in _TRAIN_KEYS.items() if k != "model"}}
 SCHEMA: dict[str, Any] = {
     "type": "table",
@@ -118,6 +139,7 @@ SCHEMA: dict[str, Any] = {
             },
         },
         "train": [_TRAIN],
+        "claims": [_CLAIM],
         "data": {
             "type": "table",
             "keys": {"param": "str", "required": "bool", "help": "str", "drop": ["str"]},

@@ -1,0 +1,558 @@
+"""``topk-bench report``: one self-contained HTML file for a results directory.
+
+The file needs nothing beside it (figures are base64 PNGs, the style sheet is inline)
+and holds, in order: the paper's claims with their verdicts from the data
+(:mod:`topk_bench.claims`), the figures and summary tables (means with 95% CIs,
+:mod:`topk_bench.summary`), the comparison with a baseline agent
+(:mod:`topk_bench.compare`), the run (episodes, CPU time, seeds, package versions) and
+the experiment's config (the manifest, and the config file when it is still there).
+
+Package versions are those of the Python that writes the report; the results
+directory does not record the versions of the run.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from topk_bench.compare import HIGHER_IS_BETTER, CompareError, Comparison, compare
+
+__all__ = ["build_report", "write_report"]
+
+PACKAGES = (
+    "topk-bandit-envs",
+    "numpy",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "gymnasium",
+    "matplotlib",
+    "stable-baselines3",
+    "torch",
+    "ray",
+)
+
+_CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0;
+       color: #1d2430; background: #f6f7f9; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 32px 64px; background: #fff; }
+h1 { font-size: 1.7em; margin-bottom: 0.2em; }
+h2 { border-bottom: 2px solid #dde2ea; padding-bottom: 4px; margin-top: 2em; }
+h3 { margin-top: 1.6em; }
+p.meta { color: #5a6577; margin-top: 0; }
+nav ul { columns: 2; }
+table { border-collapse: collapse; margin: 0.6em 0 1em; font-size: 0.86em; }
+th, td { border: 1px solid #d5dae3; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #eef1f6; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.win td.outcome { color: #11683a; font-weight: 600; }
+tr.loss td.outcome { color: #a4161a; font-weight: 600; }
+.scroll { overflow-x: auto; max-width: 100%; }
+img.figure { max-width: 100%; height: auto; border: 1px solid #e3e6ec; margin: 0.5em 0; }
+.verdict { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600;
+           white-space: nowrap; }
+.v-holds { background: #d3f2de; color: #11683a; }
+.v-does-not-hold { background: #f9d6d5; color: #a4161a; }
+.v-inconclusive { background: #fdf0c9; color: #7a5a00; }
+.v-not-judged { background: #e4e7ec; color: #4a5567; }
+pre { background: #f3f5f8; padding: 10px; overflow-x: auto; font-size: 0.8em;
+      max-height: 480px; }
+details { margin: 0.4em 0 1em; }
+summary { cursor: pointer; color: #244b8f; }
+.note { color: #5a6577; font-size: 0.9em; }
+"""
+
+
+_DIFF = "diff [95% CI]"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _num(v: Any, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _pval(v: float) -> str:
+    if v is None or math.isnan(v):
+        return "-"
+    return "&lt;1e-4" if v < 1e-4 else f"{v:.4f}"
+
+
+def _table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    numeric: Sequence[int] = (),
+    row_classes: Sequence[str] | None = None,
+) -> str:
+    """An HTML table; cells are escaped unless they are already markup (``_Html``)."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = []
+    for i, row in enumerate(rows):
+        cells = []
+        for j, cell in enumerate(row):
+            text = cell.markup if isinstance(cell, _Html) else _e(cell)
+            cls = ' class="num"' if j in numeric else ""
+            if isinstance(cell, _Html) and cell.cls:
+                cls = f' class="{cell.cls}"'
+            cells.append(f"<td{cls}>{text}</td>")
+        rc = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        body.append(f"<tr{rc}>{''.join(cells)}</tr>")
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+class _Html:
+    """A table cell that is already HTML."""
+
+    def __init__(self, markup: str, cls: str = "") -> None:
+        self.markup = markup
+        self.cls = cls
+
+
+def _img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img class="figure" alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _verdict(v: str) -> _Html:
+    return _Html(f'<span class="verdict v-{v.replace(" ", "-")}">{_e(v)}</span>')
+
+
+def _versions() -> list[tuple[str, str]]:
+    from importlib import metadata
+
+    out = [("python", sys.version.split()[0]), ("platform", platform.platform())]
+    for name in PACKAGES:
+        try:
+            out.append((name, metadata.version(name)))
+        except metadata.PackageNotFoundError:
+            out.append((name, "not installed"))
+    return out
+
+
+# ---------------------------------------------------------------------- sections
+
+
+def _claims_from(manifest: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], str]:
+    """The claims of the manifest, else of the config it names (older results)."""
+    if "claims" in manifest:
+        return list(manifest.get("claims") or []), ""
+    from topk_bench.claims import check_claims
+    from topk_bench.config import read_config, shipped
+
+    source = manifest.get("source") or ""
+    for candidate in (source, manifest.get("name", "")):
+        if not candidate or not (os.path.isfile(candidate) or candidate in shipped()):
+            continue
+        try:
+            cfg, _ = read_config(candidate)
+            if not cfg.get("claims"):
+                return [], ""
+            labels = [a["label"] for a in manifest.get("agents", [])]
+            points = manifest.get("points", [])
+            claims = check_claims(
+                cfg["claims"],
+                labels,
+                [p["label"] for p in points],
+                [p["panel"] for p in points],
+                [p["x"] for p in points],
+            )
+            return list(claims), f"claims read from {candidate} (the manifest has none)"
+        except Exception as err:  # a config that changed since the run
+            return [], f"the claims of {candidate} cannot be checked against these results: {err}"
+    return [], ""
+
+
+def _claims_section(df: Any, manifest: Mapping[str, Any], point_order: Sequence[str]) -> str:
+    from topk_bench.claims import judge_claims
+
+    claims, note = _claims_from(manifest)
+    parts = ['<h2 id="claims">The paper\'s claims</h2>']
+    if note:
+        parts.append(f'<p class="note">{_e(note)}</p>')
+    if not claims:
+        parts.append(
+            "<p>This experiment states no machine-checkable claims "
+            "(<code>[[claims]]</code> in its config).</p>"
+        )
+        return "\n".join(parts)
+    results = judge_claims(df, claims, point_order)
+    parts.append(
+        "<p>Each claim is a set of paired comparisons (paired t-test; exact McNemar for 0/1 "
+        "metrics), Holm-adjusted within the claim. <b>holds</b>: enough comparisons are "
+        "significant in the claimed direction; <b>does not hold</b>: too many are significant "
+        "the other way for it to hold; <b>inconclusive</b>: neither (too few runs to tell); "
+        "<b>not judged</b>: no data for it here.</p>"
+    )
+    rows = []
+    for r in results:
+        c = r.claim
+        where = []
+        if c["panels"]:
+            where.append("panels " + "; ".join(c["panels"]))
+        if c["points"]:
+            where.append("points " + "; ".join(c["points"]))
+        if c["x"]:
+            where.append("x in {" + ", ".join(c["x"]) + "}")
+        test = (
+            f"{', '.join(c['agents'])}: {c['metric']} {c['relation']} than "
+            f"{', '.join(c['than'])}" + (f" ({'; '.join(where)})" if where else " (all points)")
+        )
+        quote = f"&ldquo;{_e(c['text'])}&rdquo;" + (
+            f'<br><span class="note">{_e(c["source"])}</span>' if c["source"] else ""
+        )
+        rows.append([_Html(quote), test, _verdict(r.verdict), r.detail])
+    parts.append(_table(["claim", "checked as", "verdict", "evidence"], rows))
+    for i, r in enumerate(results):
+        if not len(r.comparisons):
+            continue
+        crow = [
+            [
+                x.point,
+                x.agent,
+                x.than,
+                x.n,
+                _num(x.mean),
+                _num(x.than_mean),
+                f"{_num(x.diff)} [{_num(x.ci_low)}, {_num(x.ci_high)}]",
+                _Html(_pval(x.p_holm)),
+                x.verdict,
+            ]
+            for x in r.comparisons.itertuples()
+        ]
+        parts.append(
+            f"<details><summary>Claim {i + 1}: the {len(crow)} comparisons</summary>"
+            + _table(
+                ["point", "agent", "than", "n", "mean", "than mean", _DIFF, "p (Holm)", ""],
+                crow,
+                numeric=(3, 4, 5, 6, 7),
+            )
+            + "</details>"
+        )
+    return "\n".join(parts)
+
+
+def _figures_section(df: Any, manifest: Mapping[str, Any], summary: Any) -> str:
+    from topk_bench.plot import plot_summary
+
+    plot = manifest.get("plot") or {}
+    parts = ['<h2 id="results">Results: means with 95% confidence intervals</h2>']
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        paths = plot_summary(
+            summary,
+            tmp,
+            title=manifest.get("name", ""),
+            x_label=plot.get("xlabel") or manifest.get("x_label", "x"),
+            kind=plot.get("kind", "auto"),
+            logx=bool(plot.get("logx", False)),
+            logy=plot.get("logy", ()),
+            agent_names={a["label"]: a["name"] for a in manifest.get("agents", [])},
+        )
+        pngs = {p.stem: p.read_bytes() for p in paths}
+    x_label = manifest.get("x_label", "x")
+    for metric, mdf in summary.groupby("metric", sort=False):
+        parts.append(f"<h3>{_e(metric)}</h3>")
+        if metric in pngs:
+            parts.append(_img(pngs[metric], f"{metric}: mean and 95% CI per agent and point"))
+        agents = list(dict.fromkeys(mdf["agent"]))
+        rows = []
+        for _point, pdf in mdf.groupby("point", sort=False):
+            cells = {
+                r.agent: (
+                    "-"
+                    if math.isnan(r.mean)
+                    else f"{r.mean:.4g}"
+                    + ("" if math.isnan(r.ci_low) else f" [{r.ci_low:.4g}, {r.ci_high:.4g}]")
+                )
+                for r in pdf.itertuples()
+            }
+            first = pdf.iloc[0]
+            rows.append([first["panel"], first["x"], *(cells.get(a, "") for a in agents),
+                         "/".join(map(str, sorted(set(pdf["n"]))))])  # fmt: skip
+        parts.append(
+            f"<details><summary>table: {_e(metric)}, mean [95% CI] per point</summary>"
+            + _table(["panel", x_label, *agents, "n"], rows, numeric=range(2, len(agents) + 2))
+            + "</details>"
+        )
+    return "\n".join(parts)
+
+
+def _profile_png(comp: Comparison, metric: str) -> bytes | None:
+    from topk_bench.plot import _plt
+
+    prof = comp.profiles[comp.profiles["metric"] == metric]
+    if not len(prof):
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+    for agent, adf in prof.groupby("agent", sort=False):
+        line = ax.plot(adf["tau"], adf["fraction"], label=agent, lw=1.6)[0]
+        ax.fill_between(adf["tau"], adf["low"], adf["high"], color=line.get_color(), alpha=0.18,
+                        lw=0)  # fmt: skip
+    cmp = ">=" if metric in HIGHER_IS_BETTER else "<="
+    ax.set_xlabel(f"tau ({metric} / {comp.baseline}'s mean at the point)")
+    ax.set_ylabel(f"fraction of episodes with score {cmp} tau")
+    ax.set_ylim(-0.02, 1.02)
+    ax.axvline(1.0, color="grey", lw=0.8, ls=":")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"performance profiles: {metric} (stratified bootstrap 95% CI)", fontsize=10)
+    fig.legend(fontsize=7, loc="outside right upper")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _comparison_section(comp: Comparison) -> str:
+    parts = [
+        f'<h2 id="comparison">Comparison with the baseline: {_e(comp.baseline)}</h2>',
+        "<p>Episodes are paired: all agents at the same (point, run) play the same instance "
+        "and rewards. Per point: mean difference agent &minus; baseline with a 95% CI, "
+        "paired t-test (exact McNemar for 0/1 metrics), p-values Holm-adjusted over all "
+        f"comparisons of a metric, alpha = {comp.alpha}. Over all points: interquartile mean "
+        "(IQM) of the scores normalized by the baseline's mean at each point, the probability "
+        "that the agent does better than the baseline on the same episode (ties count 1/2), "
+        "and performance profiles, each with a stratified-bootstrap 95% CI "
+        "(<code>scipy.stats.bootstrap</code>, runs resampled within each point). Same as "
+        "<code>topk-bench compare</code>.</p>",
+    ]
+    for metric in comp.metrics:
+        better = "higher" if metric in HIGHER_IS_BETTER else "lower"
+        parts.append(f"<h3>{_e(metric)} ({better} is better)</h3>")
+        agg = comp.aggregate[comp.aggregate["metric"] == metric]
+        wtl = comp.wtl[comp.wtl["metric"] == metric].set_index("agent")
+        rows = []
+        for r in agg.itertuples():
+            w = wtl.loc[r.agent] if r.agent in wtl.index else None
+            rows.append(
+                [
+                    r.agent,
+                    "baseline" if w is None else f"{w.wins} / {w.ties} / {w.losses}",
+                    f"{r.points_normalized}/{r.points}",
+                    f"{_num(r.iqm)} [{_num(r.iqm_low)}, {_num(r.iqm_high)}]",
+                    "-"
+                    if math.isnan(r.poi)
+                    else f"{r.poi:.3f} [{r.poi_low:.3f}, {r.poi_high:.3f}]",
+                ]
+            )
+        parts.append(
+            _table(
+                ["agent", "wins / ties / losses", "points", "IQM score [95% CI]", "P(improvement)"],
+                rows,
+                numeric=(1, 2, 3, 4),
+            )
+        )
+        png = _profile_png(comp, metric)
+        if png:
+            parts.append(_img(png, f"performance profiles of {metric}"))
+        mdf = comp.paired[comp.paired["metric"] == metric]
+        prow = [
+            [
+                r.panel,
+                r.x,
+                r.agent,
+                r.n,
+                _num(r.mean),
+                _num(r.baseline_mean),
+                f"{_num(r.diff)} [{_num(r.ci_low)}, {_num(r.ci_high)}]",
+                r.test,
+                _Html(_pval(r.p_holm)),
+                _Html(_e(r.outcome), "outcome"),
+            ]
+            for r in mdf.itertuples()
+        ]
+        parts.append(
+            f"<details><summary>per point: {len(prow)} paired comparisons with "
+            f"{_e(comp.baseline)}</summary>"
+            + _table(
+                [
+                    "panel",
+                    comp.x_label,
+                    "agent",
+                    "n",
+                    "mean",
+                    "baseline",
+                    _DIFF,
+                    "test",
+                    "p (Holm)",
+                    "result",
+                ],  # fmt: skip
+                prow,
+                numeric=(3, 4, 5, 6, 8),
+                row_classes=list(mdf["outcome"]),
+            )
+            + "</details>"
+        )
+    parts += [f'<p class="note">{_e(n)}</p>' for n in comp.notes]
+    return "\n".join(parts)
+
+
+def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
+    from topk_bench.seeds import env_seed
+
+    parts = ['<h2 id="run">The run</h2>']
+    base_seed = int(manifest.get("base_seed", 0) or 0)
+    runs = df.groupby(["point", "agent"]).size()
+    parts.append(
+        f"<p>{len(df)} episodes, {df['point'].nunique()} points, {df['agent'].nunique()} agents, "
+        + (f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()}&ndash;{runs.max()}")
+        + " runs per (point, agent); "
+        f"config runs = {_e(manifest.get('runs'))}"
+        f"{' (reduced mode)' if manifest.get('reduced') else ''}.</p>"
+    )
+    wall = df.groupby("agent", sort=False)["wall_time"].agg(["count", "sum", "mean"])
+    order = [a["label"] for a in manifest.get("agents", []) if a["label"] in wall.index]
+    order += [a for a in wall.index if a not in order]
+    rows = [[a, int(wall.loc[a, "count"]), f"{wall.loc[a, 'sum']:.2f}",
+             f"{1000 * wall.loc[a, 'mean']:.2f}"] for a in order]  # fmt: skip
+    rows.append(["total", len(df), f"{df['wall_time'].sum():.2f}", ""])
+    parts.append(
+        "<h3>CPU time</h3><p>The time of each episode in its worker process (one episode at a "
+        "time per process, so about its CPU time); scheduling and writing are not included.</p>"
+        + _table(["agent", "episodes", "seconds", "ms per episode"], rows, numeric=(1, 2, 3))
+    )
+    name = manifest.get("name", "")
+    seeds = df[df["run"] == df["run"].min()].drop_duplicates("point").set_index("point")["seed"]
+    prow = []
+    for p in manifest.get("points", []) or [{"label": q} for q in df["point"].unique()]:
+        label = p["label"]
+        stored = seeds.get(label)
+        expected = env_seed(name, label, int(df["run"].min()), base_seed)
+        prow.append([label, "-" if stored is None else int(stored), expected,
+                     "yes" if stored is None or int(stored) == expected else "NO"])  # fmt: skip
+    parts.append(
+        f"<h3>Seeds</h3><p>Base seed {base_seed}. Environment seed of run r at point P: "
+        "<code>topk_bench.seeds.env_seed(experiment, P, r, base_seed)</code> (shared by all "
+        "agents: paired episodes); agent seed: <code>agent_seed(experiment, P, r, agent, "
+        "base_seed)</code>. Every row stores both (<code>seed</code>, <code>agent_seed</code>). "
+        "Run 0 at each point, stored against recomputed:</p>"
+        + "<details><summary>seed table</summary>"
+        + _table(["point", "stored env seed", "recomputed", "equal"], prow, numeric=(1, 2))
+        + "</details>"
+    )
+    parts.append(
+        "<h3>Software</h3><p>Versions of the Python that wrote this report (the results do "
+        "not record those of the run).</p>" + _table(["package", "version"], _versions())
+    )
+    return "\n".join(parts)
+
+
+def _config_section(manifest: Mapping[str, Any]) -> str:
+    parts = ['<h2 id="config">The experiment\'s config</h2>']
+    source = manifest.get("source") or ""
+    if source and os.path.isfile(source):
+        text = Path(source).read_text(encoding="utf-8")
+        parts.append(
+            f"<p>Config file <code>{_e(source)}</code> (as it is now):</p><pre>{_e(text)}</pre>"
+        )
+    parts.append(
+        "<details><summary>manifest.json (what ran: points with their env kwargs, agents "
+        "with their parameters)</summary>"
+        f"<pre>{_e(json.dumps(manifest, indent=1, default=str))}</pre></details>"
+    )
+    return "\n".join(parts)
+
+
+# -------------------------------------------------------------------------- main
+
+
+def build_report(
+    root: str | os.PathLike[str],
+    *,
+    baseline: str | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 2000,
+) -> str:
+    """The HTML text of the report of results directory ``root``."""
+    from topk_bench.store import ResultStore, read_results
+    from topk_bench.summary import summarize
+
+    manifest = ResultStore(root).manifest() or {}
+    df = read_results(root)
+    if len(df) == 0:
+        raise CompareError(f"{root}: the results directory holds no episode yet")
+    metrics = list(manifest.get("metrics") or ["aggregate_regret"])
+    point_order = [p["label"] for p in manifest.get("points", [])]
+    agent_order = [a["label"] for a in manifest.get("agents", [])]
+    summary = summarize(df, metrics, point_order, agent_order)
+    name = manifest.get("name", Path(root).name)
+    sections = [_claims_section(df, manifest, point_order),
+                _figures_section(df, manifest, summary)]  # fmt: skip
+    if df["agent"].nunique() > 1:
+        comp = compare(
+            df,
+            metrics,
+            baseline,
+            alpha=alpha,
+            point_order=point_order,
+            agent_order=agent_order,
+            n_resamples=n_resamples,
+            name=name,
+            x_label=manifest.get("x_label", "x"),
+        )
+        sections.append(_comparison_section(comp))
+    else:
+        sections.append('<h2 id="comparison">Comparison</h2><p>Only one agent: nothing to '
+                        "compare.</p>")  # fmt: skip
+    sections += [_run_section(df, manifest), _config_section(manifest)]
+    title = f"{name}{' (reduced)' if manifest.get('reduced') else ''}"
+    nav = "".join(
+        f'<li><a href="#{a}">{t}</a></li>'
+        for a, t in (
+            ("claims", "The paper's claims"),
+            ("results", "Results"),
+            ("comparison", "Comparison with the baseline"),
+            ("run", "The run: CPU time, seeds, software"),
+            ("config", "The config"),
+        )
+    )
+    meta = (
+        f"{_e(manifest.get('reference', ''))}<br>results: <code>{_e(os.path.abspath(root))}"
+        f"</code>, {len(df)} episodes; report written {time.strftime('%Y-%m-%d %H:%M:%S')}"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(title)}: topk-bench report</title>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<style>{_CSS}</style></head><body><main>"
+        f'<h1>{_e(title)}</h1><p class="meta">{meta}</p>'
+        f"<p>{_e(manifest.get('description', ''))}</p>"
+        f"<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</main></body></html>\n"
+    )
+
+
+def write_report(
+    root: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    **kwargs: Any,
+) -> Path:
+    """Write :func:`build_report` to ``out`` (default ``DIR/report.html``); return the path."""
+    text = build_report(root, **kwargs)
+    path = Path(out) if out else Path(root) / "report.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
