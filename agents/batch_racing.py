@@ -3,23 +3,224 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
-from agents.base import (
-    FIXED_BUDGET,
-    FIXED_CONFIDENCE,
-    Batch,
-    Request,
-    ScriptedAgent,
-    check_probability,
-)
-from agents.confidence import jun_deviation
-from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
+from agents import engine
+from agents import order_stats as ost
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent, check_probability
+from agents.confidence import jun_width
 
 __all__ = ["BatchRacing"]
+
+
+# ------------------------------------------------------------ shared helpers
+@numba.njit(cache=True)
+def width_table(table, need, omega, sigma):
+    """``table[t] = jun_width(t, omega, sigma)``, grown by doubling to cover ``t <= need``."""
+    if need < table.shape[0]:
+        return table
+    size = max(1024, 2 * need + 2)
+    out = np.empty(size)
+    for t in range(size):
+        out[t] = jun_width(float(t), omega, sigma)
+    return out
+
+
+@numba.njit(cache=True)
+def refill_lowest(counts, arms, m, bucket):
+    """The arms of ``arms[:m]`` with the fewest pulls into ``bucket``; their number."""
+    level = counts[arms[0]]
+    for j in range(1, m):
+        if counts[arms[j]] < level:
+            level = counts[arms[j]]
+    nb = 0
+    for j in range(m):
+        if counts[arms[j]] == level:
+            bucket[nb] = arms[j]
+            nb += 1
+    return nb
+
+
+@numba.njit(cache=True)
+def take_random(bucket, nb, rng):
+    """Remove a uniformly random arm from ``bucket[:nb]`` and return it."""
+    i = rng.integers(0, nb) if nb > 1 else 0
+    a = bucket[i]
+    bucket[i] = bucket[nb - 1]
+    return a
+
+
+@numba.njit(cache=True)
+def bounds_of(counts, means, arms, m, table, omega, sigma, lo, hi):
+    """``lo[a], hi[a] = mean -/+ D(T_a, omega)`` for ``a`` in ``arms[:m]``; the (grown) table."""
+    top = 0
+    for j in range(m):
+        if counts[arms[j]] > top:
+            top = counts[arms[j]]
+    table = width_table(table, top, omega, sigma)
+    for j in range(m):
+        a = arms[j]
+        w = table[counts[a]]
+        lo[a] = means[a] - w
+        hi[a] = means[a] + w
+    return table
+
+
+# ------------------------------------------------------------- the algorithm
+@numba.njit(cache=True)
+def _thresholds(s, m, kt, lo, hi):
+    """``(max^(k_t + 1) U, max^(k_t) L)`` over ``s[:m]`` (``1 <= k_t < m``)."""
+    hv = np.empty(m)
+    lv = np.empty(m)
+    for j in range(m):
+        hv[j] = hi[s[j]]
+        lv[j] = lo[s[j]]
+    return np.partition(hv, m - kt - 1)[m - kt - 1], np.partition(lv, m - kt)[m - kt]
+
+
+@numba.njit(cache=True)
+def _decide(status, s, m, u_thr, l_thr, lo, hi, acc, na):
+    """Accept ``L_i > u_thr``, reject ``U_i < l_thr`` in ``s[:m]``; compact ``s``; ``(m, na)``."""
+    keep = 0
+    for j in range(m):
+        a = s[j]
+        if lo[a] > u_thr:
+            status[a] = engine.ACCEPTED
+            acc[na] = a
+            na += 1
+        elif hi[a] < l_thr:
+            status[a] = engine.REJECTED
+        else:
+            s[keep] = a
+            keep += 1
+    return keep, na
+
+
+@numba.njit(cache=True)
+def _settled(status, s, m, k, acc, na):
+    """Whether the answer is settled (``|A| = k`` or ``|S| = k - |A|``; accepts ``S`` then)."""
+    if na == k:
+        return True
+    if m == k - na:
+        for j in range(m):
+            status[s[j]] = engine.ACCEPTED
+            acc[na + j] = s[j]
+        return True
+    return False
+
+
+#: trackers of the b = 1 path: U (order k_t + 1) and L (order k_t) over S; their keys
+#: are the bounds of every path.
+_U, _L = 0, 1
+#: rows of the generator's int64 work array: S, A, the lowest-level bucket, and the
+#: arms of S with the largest L and the smallest U (``work[_EXT, :2]``).
+_S, _A, _BUCKET, _EXT = 0, 1, 2, 3
+
+
+@numba.njit(cache=True)
+def _extreme(values, s, m, sgn):
+    """The arm of ``s[:m]`` with the largest ``sgn * values``."""
+    best = s[0]
+    for j in range(1, m):
+        if sgn * values[s[j]] > sgn * values[best]:
+            best = s[j]
+    return best
+
+
+@numba.njit(cache=True)
+def _track_all(heaps, sizes, s, m, kt, key, ext):
+    """Build the trackers of the b = 1 path over ``S = s[:m]`` (bounds in ``key``)."""
+    ost.build(key, heaps, sizes, _U, s, m, kt + 1)
+    ost.build(key, heaps, sizes, _L, s, m, kt)
+    ext[0] = _extreme(key[_L], s, m, 1.0)
+    ext[1] = _extreme(key[_U], s, m, -1.0)
+
+
+@numba.njit(cache=True)
+def _pulled(key, heaps, sizes, s, m, ext, a, mean, w):
+    """Arm ``a``'s bounds after a pull; whether some arm of ``S`` is now decided.
+
+    ``ext`` holds the arms with the largest ``L`` and the smallest ``U`` of ``S``,
+    kept lazily (a rescan only when that arm's own bound moved the wrong way:
+    O(1) amortised).
+    """
+    lo = key[_L]
+    hi = key[_U]
+    lo[a] = mean - w
+    hi[a] = mean + w
+    ost.update(key, heaps, sizes, _U, a)
+    ost.update(key, heaps, sizes, _L, a)
+    if lo[a] > lo[ext[0]]:
+        ext[0] = a
+    elif ext[0] == a:
+        ext[0] = _extreme(lo, s, m, 1.0)
+    if hi[a] < hi[ext[1]]:
+        ext[1] = a
+    elif ext[1] == a:
+        ext[1] = _extreme(hi, s, m, -1.0)
+    return lo[ext[0]] > ost.kth(key, heaps, _U) or hi[ext[1]] < ost.kth(key, heaps, _L)
+
+
+@numba.njit
+def run(ctx, prm):
+    """BatchRacing (the compiled algorithm; ``prm = [delta]``).
+
+    Few arrays stay live across ``yield`` (each costs about 10 ns per resume): the
+    bounds are the trackers' keys (``key[_L]``, ``key[_U]``), and ``work``
+    (int64[4, n]) holds S, A, the bucket and the arms of largest L / smallest U.
+    """
+    n = ctx.iv[engine.N]
+    k = ctx.iv[engine.K]
+    sigma = ctx.fv[engine.SIGMA]
+    omega = math.sqrt(prm[0] / (6.0 * n))
+    table = width_table(np.empty(0), 0, omega, sigma)
+    work = np.empty((4, max(n, 2)), dtype=np.int64)
+    work[_S, :n] = np.arange(n)  # the surviving arms S are work[_S, :m]
+    m = n
+    na = 0  # A is work[_A, :na], in acceptance order
+    key, heaps, sizes = ost.new(2, n)
+    if ctx.iv[engine.B] != 1:
+        while True:
+            yield engine.request_batch(ctx, work[_S, :m])
+            s = work[_S]
+            table = bounds_of(ctx.counts, ctx.means, s, m, table, omega, sigma, key[_L], key[_U])
+            u_thr, l_thr = _thresholds(s, m, k - na, key[_L], key[_U])
+            m, na = _decide(ctx.status, s, m, u_thr, l_thr, key[_L], key[_U], work[_A], na)
+            if _settled(ctx.status, s, m, k, work[_A], na):
+                engine.finish(ctx, work[_A, :k])
+                return
+    # b = 1: one pull per batch; keep the order statistics up to date arm by arm.
+    while True:
+        s = work[_S]
+        table = bounds_of(ctx.counts, ctx.means, s, m, table, omega, sigma, key[_L], key[_U])
+        _track_all(heaps, sizes, s, m, k - na, key, work[_EXT])
+        nb = 0
+        while True:
+            if nb == 0:
+                nb = refill_lowest(ctx.counts, work[_S], m, work[_BUCKET])
+            a = take_random(work[_BUCKET], nb, ctx.rng)
+            nb -= 1
+            yield a
+            c = ctx.counts[a]
+            if c >= table.shape[0]:
+                table = width_table(table, c, omega, sigma)
+            if _pulled(key, heaps, sizes, work[_S], m, work[_EXT], a, ctx.means[a], table[c]):
+                break
+        u_thr = ost.kth(key, heaps, _U)
+        l_thr = ost.kth(key, heaps, _L)
+        s = work[_S]
+        m, na = _decide(ctx.status, s, m, u_thr, l_thr, key[_L], key[_U], work[_A], na)
+        if _settled(ctx.status, s, m, k, work[_A], na):
+            engine.finish(ctx, work[_A, :k])
+            return
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class BatchRacing(ScriptedAgent):
@@ -64,81 +265,44 @@ class BatchRacing(ScriptedAgent):
     * Ties in RoundRobin and in :meth:`current_answer` are broken uniformly at random
       (the paper: "arbitrarily").
     * Speed only: the widths ``D(t, omega)`` depend on ``t`` alone, so they are read
-      from a table of :func:`~agents.confidence.jun_deviation` values that grows by
-      doubling; the numbers are identical to calling the function.
+      from a table of :func:`~agents.confidence.jun_width` values that grows by
+      doubling; the numbers are identical to calling the function. With
+      ``batch_size=1`` a RoundRobin batch over ``S`` is one pull of an arm of ``S``
+      with the fewest pulls (uniformly at random), which the kernel picks itself from a
+      bucket of the lowest level (the same law as :func:`agents.engine.round_robin`,
+      O(1) amortised), and only the pulled arm's bounds change: the four order
+      statistics the rules need (``max^(k_t + 1) U``, ``max^(k_t) L``, ``max L``,
+      ``min U`` over ``S``) are kept in O(log n) per pull
+      (:mod:`agents.order_stats`); when one shows that an arm is accepted or
+      rejected, the round's decisions are made over all of ``S`` as above. Larger
+      batches recompute the bounds of ``S`` after every batch (O(|S|) per batch).
     """
 
     name = "batch_racing"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
         self.delta = check_probability("delta", delta)
 
-    # ------------------------------------------------------------------ state
-    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start an episode: ``omega = sqrt(delta / (6n))``, all arms surviving."""
-        super().reset(problem, seed=seed)
-        self.omega = math.sqrt(self.delta / (6.0 * problem.n_arms))
-        self.surviving = np.arange(problem.n_arms, dtype=np.int64)
-        self.accepted = np.empty(0, dtype=np.int64)
-        self.rejected = np.empty(0, dtype=np.int64)
-        self._table = np.empty(0)
-        self._max_seen = 0  # largest count at the last check
-        self._checked_at = 0  # total pulls at the last check
+    def params(self) -> np.ndarray:
+        """``prm = [delta]``."""
+        return np.array([self.delta])
 
-    def _widths(self, counts: np.ndarray) -> np.ndarray:
-        """``D(counts, omega)`` scaled by ``2 sigma`` (table lookup, exact values).
+    @property
+    def surviving(self) -> np.ndarray:
+        """The undecided arms ``S`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
 
-        The table covers every count up to ``len(table) - 1``; the largest count is
-        checked only when the pulls made since the last check could have reached it.
-        """
-        if self.total_pulls >= self._checked_at + self._table.shape[0] - self._max_seen:
-            top = int(counts.max()) if counts.size else 0
-            self._max_seen, self._checked_at = top, self.total_pulls
-            if top >= self._table.shape[0]:
-                size = max(1024, 2 * top + 2)
-                t = np.arange(size, dtype=np.float64)
-                self._table = np.asarray(jun_deviation(t, self.omega, self.problem.sigma))
-        return self._table[counts]
+    @property
+    def accepted(self) -> np.ndarray:
+        """The accepted arms ``A`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
 
-    def current_answer(self) -> np.ndarray:
-        """Accepted arms plus the best empirical means among the surviving arms."""
-        need = self.problem.k - self.accepted.size
-        if need <= 0:
-            return self.accepted[: self.problem.k]
-        s = self.surviving
-        values = np.where(self.counts[s] > 0, self.means[s], -np.inf)
-        return np.concatenate((self.accepted, s[top_k(values, need, self.rng)]))
-
-    # -------------------------------------------------------------- algorithm
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        k = self.problem.k
-        counts, means = self.counts, self.means
-        s = self.surviving
-        while True:
-            yield Batch(s)
-            kt = k - self.accepted.size
-            m = s.shape[0]
-            width = self._widths(counts[s])
-            mu = means[s]
-            lo = mu - width
-            hi = mu + width
-            # (k_t + 1)-th largest UCB and k_t-th largest LCB over S (1 <= k_t < m here).
-            u_thr = np.partition(hi, m - kt - 1)[m - kt - 1]
-            l_thr = np.partition(lo, m - kt)[m - kt]
-            acc = lo > u_thr
-            rej = hi < l_thr
-            if not (acc.any() or rej.any()):
-                continue
-            self.accepted = np.concatenate((self.accepted, s[acc]))
-            self.rejected = np.concatenate((self.rejected, s[rej]))
-            s = s[~(acc | rej)]
-            self.surviving = s
-            kt = k - self.accepted.size
-            if kt == 0:
-                return self.accepted
-            if s.shape[0] == kt:
-                self.accepted = np.concatenate((self.accepted, s))
-                self.surviving = s = s[:0]
-                return self.accepted
+    @property
+    def rejected(self) -> np.ndarray:
+        """The rejected arms ``R`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.REJECTED)

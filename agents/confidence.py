@@ -31,6 +31,7 @@ __all__ = [
     "LIL_GUARANTEES",
     "hoeffding",
     "jun_deviation",
+    "jun_width",
     "lil_bound",
     "lil_c_eps",
     "lil_faithful_delta",
@@ -68,6 +69,26 @@ def lucb_beta(
 
 
 @numba.njit(cache=True)
+def jun_width(t: float, omega: float, sigma: float) -> float:
+    """``D(t, omega)`` of Jun et al. (2016) eq. 2, scaled by ``2 sigma``, for one count ``t``.
+
+    The one formula behind :func:`jun_deviation` (compiled: agents' kernels call it);
+    ``inf`` for ``t <= 0``.
+    """
+    if t <= 0:
+        return np.inf
+    return 2.0 * sigma * math.sqrt(4.0 * math.log(math.log2(2.0 * t) / omega) / t)
+
+
+@numba.njit(cache=True)
+def _jun_widths(t, omega, sigma):
+    out = np.empty(t.shape[0])
+    for i in range(t.shape[0]):
+        out[i] = jun_width(t[i], omega, sigma)
+    return out
+
+
+@numba.njit(cache=True)
 def lucb_rate(t: float, n_arms: int, delta: float, k1: float) -> float:
     """``log(k1 n max(t, 1)^4 / delta)``: the rate inside :func:`lucb_beta` (compiled)."""
     tt = t if t > 1.0 else 1.0
@@ -83,9 +104,10 @@ def lucb_width(u: float, rate: float, sigma: float) -> float:
 
 
 def jun_deviation(t: np.ndarray | float, omega: float, sigma: float = 0.5) -> np.ndarray | float:
-    """``D(t, omega)`` of Jun et al. (2016) eq. 2, scaled by ``2 sigma``."""
-    t, safe = _counts(t)
-    return _finish(t, 2.0 * sigma * np.sqrt(4.0 * np.log(np.log2(2.0 * safe) / omega) / safe))
+    """``D(t, omega)`` of Jun et al. (2016) eq. 2, scaled by ``2 sigma`` (:func:`jun_width`)."""
+    t = np.asarray(t, dtype=np.float64)
+    width = _jun_widths(t.reshape(-1), float(omega), float(sigma)).reshape(t.shape)
+    return float(width) if width.ndim == 0 else width
 
 
 def lil_bound(
