@@ -155,7 +155,8 @@ def test_pull_one_is_served_as_an_int_and_pull_of_one_arm_once_too() -> None:
     obs = env.step_one(2)[0]
     agent.update_one(2, obs["counts"], obs["means"])
     arms, reps = agent.next_step()  # a RoundRobin batch of the 4 pulls asked: arrays
-    assert arms.tolist() == [1, 3] and sorted(reps.tolist()) == [1, 2]
+    # (a batch lists its arms in the order RoundRobin served them: random among ties)
+    assert sorted(arms.tolist()) == [1, 3] and sorted(reps.tolist()) == [1, 2]
     obs = env.step_sparse(arms, reps)[0]
     agent.update(arms, reps, obs["counts"], obs["means"])
     arms, reps = agent.next_step()  # the request's last pull (scheduled, so arrays)
@@ -263,7 +264,13 @@ def test_run_episode_equals_the_array_protocol_and_the_dense_path(name, batch) -
         assert play_dense(env, agents.make(name), seed) == fast
 
 
-def test_run_episode_plays_one_pull_requests_with_step_one(monkeypatch) -> None:
+def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch) -> None:
+    """Compiled agents skip the env's step functions; ``fast=False`` steps one pull at a time.
+
+    With ``batch_size=1`` the reference path makes one ``step_one`` (a one-pull request)
+    or one one-arm ``step_sparse`` (a scheduled batch) per pull, plus the empty stop
+    step; the fast path makes none and plays the same episode.
+    """
     calls = {"one": 0, "sparse": 0}
     real_one = bandit_envs.top_k_batch.TopKBatchEnv.step_one
     real_sparse = bandit_envs.top_k_batch.TopKBatchEnv.step_sparse
@@ -274,44 +281,29 @@ def test_run_episode_plays_one_pull_requests_with_step_one(monkeypatch) -> None:
 
     def sparse(self, arms, reps):
         calls["sparse"] += 1
+        assert len(arms) <= 1
         return real_sparse(self, arms, reps)
 
     monkeypatch.setattr(bandit_envs.top_k_batch.TopKBatchEnv, "step_one", one)
     monkeypatch.setattr(bandit_envs.top_k_batch.TopKBatchEnv, "step_sparse", sparse)
-    n = 10
-    sequential = (
-        "lil_rand_lucb",
-        "lucb_pp",
-        "lucb",
-        "lil_clucb",
-        "lil_lucb",
-        "at_lucb",
-        "clucb_pac",
-    )
-    for name in sequential:
-        env = make_env(
-            instance="jiang2017-1-sparse",
-            n_arms=n,
-            setting="fixed_confidence",
-            batch_size=1,
-            max_batches=3000,
-        )
+    compiled = [
+        name for name in agents.available() if getattr(agents.agent_class(name), "kernel", None)
+    ]
+    assert "uniform" in compiled
+    for name in compiled:
+        cls = agents.agent_class(name)
+        setting = "fixed_confidence" if "fixed_confidence" in cls.settings else "fixed_budget"
+        k = 1 if cls.k_values == frozenset({1}) else 2
+        kw = {"max_batches": 3000} if setting == "fixed_confidence" else {"budget": 200}
+        env = make_env(instance="jiang2017-1-sparse", n_arms=10, k=k, setting=setting, batch_size=1, **kw)
+        params = {"rounds": 30} if name == "uniform" and setting == "fixed_confidence" else {}
         calls.update(one=0, sparse=0)
-        res = agents.run_episode(env, agents.make(name), seed=0)
-        # every pull is a PullOne (the first round too); the stop is an empty step_sparse
-        assert calls == {"one": res.pulls, "sparse": res.terminated}, name
-    env = make_env(
-        instance="jiang2017-1-sparse",
-        n_arms=n,
-        k=1,
-        setting="fixed_confidence",
-        batch_size=2,
-        max_batches=3000,
-    )
-    calls.update(one=0, sparse=0)
-    res = agents.run_episode(env, agents.make("lil_ucb"), seed=0)
-    # batch_size 2: the first round is a Pull (two arms per batch), then PullOne
-    assert calls == {"one": res.pulls - n, "sparse": n // 2 + res.terminated}
+        fast = agents.run_episode(env, agents.make(name, **params), seed=0)
+        assert calls == {"one": 0, "sparse": 0}, name
+        ref = agents.run_episode(env, agents.make(name, **params), seed=0, fast=False)
+        stopped = ref.pulls < 200 if setting == "fixed_budget" else ref.terminated
+        assert calls["one"] + calls["sparse"] == ref.pulls + stopped, name  # + the stop step
+        assert (fast.pulls, fast.recommendation.tolist()) == (ref.pulls, ref.recommendation.tolist())
 
 
 class _EachOnce(ScriptedAgent):
