@@ -13,7 +13,7 @@ Install this project in its own environment.
 from __future__ import annotations
 
 from agents.base import Agent, AgentProtocol, Batch, Pull, PullOne, ScriptedAgent
-from agents.policy import PolicyAgent
+from agents.learned.adapter import PolicyAgent
 from agents.registry import agent_class, available, make, register
 from agents.runner import EpisodeResult, fast_path_applies, run_episode
 from agents.scheduling import round_robin

@@ -81,7 +81,7 @@ def make(name: str, **params: Any) -> Agent:
     """
     prefix, sep, path = name.partition(":")
     if sep and prefix in _SB3_PREFIXES:
-        from agents.policy import PolicyAgent
+        from agents.learned.adapter import PolicyAgent
 
         return PolicyAgent.load(prefix, path, **params)
     cls = agent_class(name)

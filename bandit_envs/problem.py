@@ -64,6 +64,10 @@ class Problem:
             confidence bounds use.
         reward_low: lowest possible reward (``-inf`` for Gaussian).
         reward_high: highest possible reward (``inf`` for Gaussian).
+        action_format: what a sampling action is: ``"pulls"``, a pull-count vector
+            (``TopK-Batch-v0``; all zeros = stop), or ``"arm"``, one arm index
+            (``TopK-v0``; ``n_arms`` = stop in fixed confidence). Agents that build
+            dense actions (``agents.PolicyAgent``) read it to act in the env's own format.
     """
 
     n_arms: int
@@ -81,6 +85,7 @@ class Problem:
     sigma: float = 0.5
     reward_low: float = 0.0
     reward_high: float = 1.0
+    action_format: str = "pulls"
 
     @property
     def fixed_budget(self) -> bool:

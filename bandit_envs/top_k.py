@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
@@ -129,6 +130,7 @@ class TopKEnv(TopKBaseEnv):
             answer="empirical",
             cost_per_batch=cost_per_batch,
         )
+        problem = dataclasses.replace(problem, action_format="arm")
         super().__init__(problem, inst, shuffle=shuffle, paired=paired, render_mode=render_mode)
         n = problem.n_arms
         self._stop_action = n if problem.setting == "fixed_confidence" else None

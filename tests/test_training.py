@@ -216,7 +216,8 @@ def test_evaluation_env_and_bad_arguments() -> None:
         and kw["paired"]
     )
     _, kw = evaluation_env("TopK-Batch-v0", BATCH)
-    assert kw["invalid_action"] == "project" and kw["batch_size"] == 4
+    # the policy plays the env the scripted agents play (PolicyAgent projects its actions)
+    assert "invalid_action" not in kw and kw["batch_size"] == 4
     with pytest.raises(ValueError, match="DQN"):
         train("TopK-Batch-v0", BATCH, algo="dqn", policy="mlp", total_timesteps=10, log=None)
     with pytest.raises(ValueError, match="arm-set"):
@@ -259,8 +260,13 @@ def test_sampled_policy_agent_is_seeded() -> None:
     )
     obs, _ = env.reset(seed=0)
     agent.reset(env.unwrapped.problem, seed=1)
-    draws = np.stack([agent.act(obs) for _ in range(200)])
+    draws = np.stack([agent.policy_action(obs) for _ in range(200)])
     assert draws.min() >= 0 and draws.max() <= 2 and len({tuple(d) for d in draws}) > 10
+    # what it plays is each draw in the env's action set: at most b = 4 pulls
+    agent.reset(env.unwrapped.problem, seed=1)
+    played = np.stack([agent.act(obs) for _ in range(200)])
+    assert played.sum(axis=1).max() <= 4 and np.all(played <= draws)
+    assert agent.projections == int((draws.sum(axis=1) > 4).sum()) > 0
     # the empirical distribution of each arm's count follows the policy's probabilities
     x = torch.as_tensor(result.transform(obs)[None])
     with torch.no_grad():

@@ -1,0 +1,71 @@
+"""Saving a trained model with its metadata, and loading it back as a ``PolicyAgent``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.base_class import BaseAlgorithm
+
+from agents.learned.adapter import PolicyAgent, SampledPolicyAgent
+from agents.learned.algos import ALGOS
+from agents.learned.metadata import saved_agent_kwargs, sidecar_path
+from bandit_envs.wrappers import FlatObservation
+
+__all__ = ["load_policy", "policy_agent", "save_policy"]
+
+
+def save_policy(model: BaseAlgorithm, path: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """Save ``model`` to ``path`` (``.zip`` added if missing) with its metadata.
+
+    The metadata goes into the zip (attribute ``topk_policy``) and into the sidecar
+    ``<path without .zip>.json``. Returns the zip's path.
+    """
+    path = Path(path)
+    if path.suffix != ".zip":
+        path = path.with_name(path.name + ".zip")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.topk_policy = dict(metadata)  # type: ignore[attr-defined]
+    model.save(path)
+    sidecar_path(path).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def policy_agent(
+    model: Any, transform: FlatObservation | None, answer: str, **kwargs: Any
+) -> PolicyAgent:
+    """A ``PolicyAgent`` playing ``model`` with the training observation.
+
+    ``deterministic=False`` gives a :class:`~agents.learned.adapter.SampledPolicyAgent`
+    (seeded sampling).
+    """
+    if not kwargs.pop("deterministic", True):
+        return SampledPolicyAgent(model, obs_transform=transform, answer=answer, **kwargs)
+    return PolicyAgent(model, obs_transform=transform, answer=answer, deterministic=True, **kwargs)
+
+
+def load_policy(path: str | Path, algo: str | None = None, **kwargs: Any) -> PolicyAgent:
+    """Load a model saved by :func:`save_policy` as a ``PolicyAgent`` (CPU).
+
+    ``algo`` defaults to the one in the metadata; ``kwargs`` override the stored
+    ``PolicyAgent`` arguments. The agent runs the network on one observation per step:
+    call ``torch.set_num_threads(1)`` first (with more threads each call is several
+    times slower, about 10x on a busy 2-core machine).
+    """
+    path = Path(path)
+    if algo is None:
+        side = sidecar_path(path)
+        if not side.exists():
+            raise ValueError(f"no metadata next to {path}: pass algo='ppo'/'a2c'/'dqn'")
+        algo = json.loads(side.read_text())["algo"]
+    if algo not in ALGOS:
+        raise ValueError(f"algo={algo!r} must be one of {sorted(ALGOS)}")
+    model = ALGOS[algo].load(path, device="cpu")
+    params = saved_agent_kwargs(model, path)
+    params.update(kwargs)
+    params.setdefault("name", f"{algo}:{path}")
+    transform = params.pop("obs_transform", None)
+    answer = params.pop("answer", "auto")
+    return policy_agent(model, transform, answer, **params)
