@@ -3,16 +3,162 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
-from agents.base import FIXED_BUDGET, Batch, Pull, Request, ScriptedAgent
-from agents.scheduling import round_robin
+from agents import engine
+from agents.base import FIXED_BUDGET, ScriptedAgent
+from agents.nsar import order_by_mean
 from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
 
-__all__ = ["BatchSAR"]
+__all__ = ["BatchSAR", "eq10_target", "stage_sums"]
+
+# prm layout: inputs [capacity bB, b, r, n~, r~], then the record run writes for the
+# Python side: the pulls made when the last stage began (-1: not reached), early exit
+# (0/1), sum of T_{j_s'} of the removed arms, the number of stages run, their m'_s.
+_CAPACITY, _B, _R, _NT, _RT = 0, 1, 2, 3, 4
+_LAST, _EARLY, _REMOVED, _NSTAGES, _TARGETS = 5, 6, 7, 8, 9
+
+
+@numba.njit(cache=True)
+def stage_sums(n, b, nt):
+    """The sums of eq. (10) for every ``a = n - s + 1`` (arrays indexed by ``a``, 0..n).
+
+    ``extra[a] = sum_{i = n~+1}^{a} ceil(b/i)`` and ``harm[a] = sum_{i = n~+1}^{a} 1/i``
+    (added left to right).
+    """
+    extra = np.zeros(n + 1, dtype=np.int64)
+    harm = np.zeros(n + 1)
+    e = 0
+    h = 0.0
+    for a in range(nt + 1, n + 1):
+        e += -(-b // a)
+        h += 1.0 / a
+        extra[a] = e
+        harm[a] = h
+    return extra, harm
+
+
+@numba.njit(cache=True)
+def eq10_target(capacity, removed, b, nt, rt, alive, extra, harm):
+    """``m'_s`` of eq. (10) with ``alive = n - s + 1`` arms and ``removed`` pulls of removed arms.
+
+    ``extra``/``harm`` are :func:`stage_sums` at ``alive``; floored at 1.
+    """
+    c1 = b + nt * rt + alive
+    num = capacity - removed - extra - c1
+    return max(1, math.ceil(num / ((nt / 2.0 + harm) * alive)))
+
+
+@numba.njit(cache=True)
+def _min_count(counts, order, lo, hi):
+    low = counts[order[lo]]
+    for j in range(lo + 1, hi):
+        if counts[order[j]] < low:
+            low = counts[order[j]]
+    return low
+
+
+@numba.njit
+def run(ctx, prm):
+    """BatchSAR, Alg. 3 with eq. (10) (the compiled algorithm; ``prm``: see ``_CAPACITY``)."""
+    iv = ctx.iv
+    n, k = iv[engine.N], iv[engine.K]
+    capacity, b, nt, rt = int(prm[_CAPACITY]), int(prm[_B]), int(prm[_NT]), int(prm[_RT])
+    one_pull = iv[engine.B] == 1
+    as_pulls = one_pull or iv[engine.B] < 0  # stages as pull requests (b = 1 or None)
+    extra, harm = stage_sums(n, b, nt)
+    order = np.arange(n)  # the survivors order[lo:hi], by decreasing mean once sorted
+    lo, hi = 0, n
+    arms = np.empty(n, dtype=np.int64)
+    reps = np.empty(n, dtype=np.int64)
+    removed = 0
+    accepted = 0
+    sorted_at = -1  # pulls made when order was last sorted
+    reached = 0  # every survivor has at least this many pulls
+    for s in range(1, n - nt + 1):
+        alive = n - s + 1
+        target = eq10_target(capacity, removed, b, nt, rt, alive, extra[alive], harm[alive])
+        prm[_TARGETS + s - 1] = target
+        prm[_NSTAGES] = s
+        if target > reached:
+            if as_pulls:
+                m = 0
+                for j in range(lo, hi):
+                    d = target - ctx.counts[order[j]]
+                    if d > 0:
+                        arms[m] = order[j]
+                        reps[m] = d
+                        m += 1
+                if m > 0:
+                    yield engine.request_pull(ctx, arms[:m], reps[:m])
+            else:
+                while _min_count(ctx.counts, order, lo, hi) < target:
+                    yield engine.request_batch(ctx, order[lo:hi])
+            reached = target
+        if engine.pulls_left(ctx) == 0 or engine.batches_left(ctx) == 0:
+            engine.finish(ctx, engine.current_answer(ctx))
+            return
+        # Remove rho(1) (accept) or rho(|S|) (reject), whichever has the larger gap.
+        if iv[engine.PULLS] != sorted_at:
+            order_by_mean(order, lo, hi, ctx.means, ctx.rng)
+            sorted_at = iv[engine.PULLS]
+        mu = ctx.means
+        kp = k - accepted
+        gap_top = mu[order[lo]] - mu[order[lo + kp]]
+        gap_bottom = mu[order[lo + kp - 1]] - mu[order[hi - 1]]
+        if gap_top > gap_bottom or (gap_top == gap_bottom and ctx.rng.random() < 0.5):
+            arm = order[lo]
+            lo += 1
+            ctx.status[arm] = engine.ACCEPTED
+            accepted += 1
+        else:
+            hi -= 1
+            arm = order[hi]
+            ctx.status[arm] = engine.REJECTED
+        removed += ctx.counts[arm]
+        prm[_REMOVED] = removed
+        kp = k - accepted
+        if kp == 0 or hi - lo == kp:  # early exits 2 (|A| = k) and 1 (|S| = k - |A|)
+            if kp > 0:
+                for j in range(lo, hi):
+                    ctx.status[order[j]] = engine.ACCEPTED
+            prm[_EARLY] = 1
+            engine.finish(ctx, np.flatnonzero(ctx.status == engine.ACCEPTED))
+            return
+    # Last stage: sample the survivors until the budget is spent.
+    prm[_LAST] = iv[engine.PULLS]
+    if as_pulls:
+        left = engine.pulls_left(ctx)
+        if one_pull:
+            bl = engine.batches_left(ctx)
+            if bl >= 0 and (left < 0 or bl < left):
+                left = bl
+        if left > 0:
+            m = hi - lo
+            counts = np.empty(m, dtype=np.int64)
+            for j in range(m):
+                counts[j] = ctx.counts[order[lo + j]]
+            alloc = np.empty(m, dtype=np.int64)
+            engine.round_robin(counts, np.full(m, left, dtype=np.int64), left, ctx.rng, alloc)
+            got = 0
+            for j in range(m):
+                if alloc[j] > 0:
+                    arms[got] = order[lo + j]
+                    reps[got] = alloc[j]
+                    got += 1
+            yield engine.request_pull(ctx, arms[:got], reps[:got])
+    else:
+        while engine.pulls_left(ctx) != 0 and engine.batches_left(ctx) != 0:
+            yield engine.request_batch(ctx, order[lo:hi])
+    engine.finish(ctx, engine.current_answer(ctx))
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class BatchSAR(ScriptedAgent):
@@ -27,7 +173,7 @@ class BatchSAR(ScriptedAgent):
 
     With ``r~ = min(r, ceil(b/2))`` and ``n~ = max(ceil(b/r), 2)`` the algorithm runs
     ``n - n~ + 1`` stages. In stage ``s <= n - n~`` it makes RoundRobin batches over the
-    surviving set ``S`` (``yield Batch(S)``) until every surviving arm has ``m'_s``
+    surviving set ``S`` (:func:`agents.engine.request_batch`) until every surviving arm has ``m'_s``
     pulls, where (eq. 10)::
 
         m'_s = ceil( (bB - sum_{s' < s} T_{j_s'} - sum_{i = n~+1}^{n-s+1} ceil(b/i) - c'_1)
@@ -66,15 +212,25 @@ class BatchSAR(ScriptedAgent):
       pull budget, and each stage is one :class:`~agents.base.Pull` request (one step,
       or several if a repeat limit applies) that tops every survivor up to ``m'_s``;
       the last stage spreads all the pulls left by RoundRobin
-      (:func:`agents.scheduling.round_robin`). A ``max_batches`` given with
+      (:func:`agents.engine.round_robin`). A ``max_batches`` given with
       ``batch_size=None`` is not planned for (the episode may end at it; the answer
       is then :meth:`current_answer`).
     * Ties (ranking, equal gaps, RoundRobin, the final top k') are broken uniformly at
       random (the paper: "arbitrarily").
+
+    Implementation: with ``batch_size=1`` a RoundRobin batch is one pull of a least-pulled
+    survivor (ties at random), so a stage is asked as one pull request topping every
+    survivor up to ``m'_s`` and the last stage as the RoundRobin allocation of the
+    pulls left: the same law as batch after batch, O(1) per pull. The ranking is kept
+    (:func:`agents.nsar.order_by_mean`) until the means change: only ``rho(1)``,
+    ``rho(k')``, ``rho(k'+1)`` and ``rho(|S|)`` are read.
     """
 
     name = "batch_sar"
     settings = frozenset({FIXED_BUDGET})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
@@ -100,89 +256,50 @@ class BatchSAR(ScriptedAgent):
         self.r_tilde = min(r, -(-b // 2))
         self.n_tilde = min(max(-(-b // r), 2), n)
         self.capacity = capacity
-        self.surviving = np.arange(n, dtype=np.int64)
-        self.accepted = np.empty(0, dtype=np.int64)
-        self.removed_pulls = 0  # sum over past stages of T_{j_s'}(t_s')
-        self.stage_targets: list[int] = []  # m'_s of every elimination stage run
-        self.last_stage_start: int | None = None  # pulls made when the last stage began
-        self.early_exit = False  # the answer was settled before the last stage
+        prm = np.zeros(_TARGETS + n)
+        prm[[_CAPACITY, _B, _R, _NT, _RT]] = capacity, b, r, self.n_tilde, self.r_tilde
+        prm[_LAST] = -1
+        self._prm = prm
+
+    def params(self) -> np.ndarray:
+        """The episode's ``prm`` (layout at ``_CAPACITY``; ``run`` writes its record there)."""
+        return self._prm
 
     def stage_target(self, s: int, removed_pulls: int) -> int:
         """``m'_s`` of eq. (10), stage ``s`` (1-based), ``removed_pulls`` of removed arms."""
-        n, b, nt = self.problem.n_arms, self.b, self.n_tilde
-        alive = n - s + 1
-        extra = sum(-(-b // i) for i in range(nt + 1, alive + 1))
-        harmonic = sum(1.0 / i for i in range(nt + 1, alive + 1))
-        c1 = b + nt * self.r_tilde + alive
-        num = self.capacity - removed_pulls - extra - c1
-        return max(1, math.ceil(num / ((nt / 2.0 + harmonic) * alive)))
+        b, nt, rt = self.b, self.n_tilde, self.r_tilde
+        a = self.problem.n_arms - s + 1  # alive
+        extra, harm = stage_sums(self.problem.n_arms, b, nt)
+        return int(eq10_target(self.capacity, removed_pulls, b, nt, rt, a, extra[a], harm[a]))
 
-    def current_answer(self) -> np.ndarray:
-        """Accepted arms plus the best empirical means among the surviving arms."""
-        need = self.problem.k - self.accepted.size
-        if need <= 0:
-            return self.accepted[: self.problem.k]
-        s = self.surviving
-        values = np.where(self.counts[s] > 0, self.means[s], -np.inf)
-        return np.concatenate((self.accepted, s[top_k(values, need, self.rng)]))
+    # ------------------------------------------------- the kernel's record
+    @property
+    def stage_targets(self) -> list[int]:
+        """``m'_s`` of every elimination stage run so far."""
+        return self._prm[_TARGETS : _TARGETS + int(self._prm[_NSTAGES])].astype(np.int64).tolist()
 
-    # -------------------------------------------------------------- algorithm
-    def _sample_to(self, arms: np.ndarray, target: int) -> Generator[Request, None, None]:
-        """Sample ``arms`` until each has ``target`` pulls (or the budget ends)."""
-        if self.problem.batch_size is None:
-            need = target - self.counts[arms]
-            if need.max() > 0:
-                yield Pull(arms, np.maximum(need, 0))
-            return
-        counts = self.counts
-        while counts[arms].min() < target:
-            yield Batch(arms)
+    @property
+    def last_stage_start(self) -> int | None:
+        """Pulls made when the last stage began (``None``: not reached)."""
+        start = int(self._prm[_LAST])
+        return None if start < 0 else start
 
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        p = self.problem
-        n, k = p.n_arms, p.k
-        for s in range(1, n - self.n_tilde + 1):
-            target = self.stage_target(s, self.removed_pulls)
-            self.stage_targets.append(target)
-            yield from self._sample_to(self.surviving, target)
-            if self.pulls_left() == 0 or self.batches_left() == 0:
-                return self.current_answer()
-            self._remove_one()
-            kp = k - self.accepted.size
-            if kp == 0:  # early exit case 2
-                self.early_exit = True
-                return self.accepted
-            if self.surviving.size == kp:  # early exit case 1
-                self.early_exit = True
-                self.accepted = np.concatenate((self.accepted, self.surviving))
-                self.surviving = self.surviving[:0]
-                return self.accepted
-        # Last stage: sample the survivors until the budget is spent.
-        self.last_stage_start = self.total_pulls
-        arms = self.surviving
-        if p.batch_size is None:
-            left = self.pulls_left()
-            if left:
-                alloc = round_robin(self.counts[arms], np.full(arms.size, left), left, self.rng)
-                keep = alloc > 0
-                yield Pull(arms[keep], alloc[keep])
-        else:
-            while self.pulls_left() != 0 and self.batches_left() != 0:
-                yield Batch(arms)
-        return self.current_answer()
+    @property
+    def early_exit(self) -> bool:
+        """Whether the answer was settled before the last stage."""
+        return bool(self._prm[_EARLY])
 
-    def _remove_one(self) -> None:
-        """Stage decision: accept the empirical best or reject the empirical worst survivor."""
-        s = self.surviving
-        kp = self.problem.k - self.accepted.size
-        mu = self.means[s]
-        order = np.lexsort((self.rng.random(s.size), -mu))  # descending, random ties
-        gap_top = mu[order[0]] - mu[order[kp]]
-        gap_bottom = mu[order[kp - 1]] - mu[order[-1]]
-        if gap_top > gap_bottom or (gap_top == gap_bottom and self.rng.random() < 0.5):
-            j = order[0]
-            self.accepted = np.append(self.accepted, s[j])
-        else:
-            j = order[-1]
-        self.removed_pulls += int(self.counts[s[j]])
-        self.surviving = np.delete(s, j)
+    @property
+    def removed_pulls(self) -> int:
+        """Sum over past stages of ``T_{j_s'}``, the pulls of the removed arms."""
+        return int(self._prm[_REMOVED])
+
+    @property
+    def surviving(self) -> np.ndarray:
+        """The arms neither accepted nor rejected (ascending)."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+
+    @property
+    def accepted(self) -> np.ndarray:
+        """The accepted arms (ascending)."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
