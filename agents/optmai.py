@@ -4,18 +4,141 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
-from agents.base import FIXED_BUDGET, Pull, Request, ScriptedAgent
+from agents import engine
+from agents.base import FIXED_BUDGET, ScriptedAgent
 from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
 
 __all__ = ["OptMAI", "THEORY_BETA"]
 
 #: The ratio of consecutive round budgets in zhou2014's analysis: e^0.2 * 3/4 (about 0.916).
 THEORY_BETA = math.exp(0.2) * 0.75
+
+
+@numba.njit(cache=True)
+def _values(counts, means, s, size, values):
+    """``values[a]`` = empirical mean of ``a`` in ``s[:size]`` (``-inf`` if never pulled)."""
+    for j in range(size):
+        a = s[j]
+        values[a] = means[a] if counts[a] > 0 else -np.inf
+
+
+@numba.njit(cache=True)
+def _quartile(status, s, size, values, rng, out):
+    """Quartile-Elimination (Alg. 2): keep the ``size - floor(size/4)`` best of ``s[:size]``."""
+    keep = size - size // 4
+    engine.top_k_into(values, s[:size], keep, rng, out, 0)
+    for j in range(size):
+        status[s[j]] = engine.REJECTED
+    for j in range(keep):
+        s[j] = out[j]
+        status[out[j]] = engine.UNDECIDED
+    return keep
+
+
+@numba.njit(cache=True)
+def _accept_reject(status, s, size, values, kp, rng, acc, na, out):
+    """Accept-Reject (Alg. 3) on ``s[:size]`` with ``k' = kp``; returns ``(size, na)``.
+
+    Removes the ``ceil(size/4)`` arms with the largest gaps (eq. 2; equal gaps in random
+    order), accepting those of the empirical top ``k'`` (ties at random) and discarding
+    the others, and stops once ``|T| = k``. ``acc[:na]`` is ``T``.
+    """
+    engine.top_k_into(values, s[:size], kp, rng, out, 0)
+    top = np.zeros(size, dtype=np.bool_)
+    for j in range(kp):
+        for i in range(size):
+            if s[i] == out[j]:
+                top[i] = True
+                break
+    v = np.empty(size)
+    low = np.inf
+    for j in range(size):
+        v[j] = values[s[j]]
+        if np.isfinite(v[j]) and v[j] < low:
+            low = v[j]
+    low_fill = low - 1.0 if np.isfinite(low) else 0.0
+    theta_k = np.inf  # k'-th largest empirical mean
+    theta_k1 = -np.inf  # (k'+1)-th largest
+    for j in range(size):
+        if not np.isfinite(v[j]):
+            v[j] = low_fill
+        if top[j]:
+            theta_k = min(theta_k, v[j])
+        else:
+            theta_k1 = max(theta_k1, v[j])
+    neg_gaps = np.empty(size)
+    for j in range(size):
+        neg_gaps[j] = -max(v[j] - theta_k1, theta_k - v[j])
+    # decreasing gaps, equal gaps in random order (np.lexsort((rng.random(size), -gaps)))
+    perm = np.argsort(rng.random(size))
+    order = perm[np.argsort(neg_gaps[perm], kind="mergesort")]
+    rm = -(-size // 4)
+    removed = np.zeros(size, dtype=np.bool_)
+    got = 0
+    for j in range(rm):
+        p = order[j]
+        removed[p] = True
+        if top[p]:
+            status[s[p]] = engine.ACCEPTED
+            acc[na] = s[p]
+            na += 1
+            got += 1
+            if got >= kp:  # |T| reaches k inside the round: stop there
+                break
+        else:
+            status[s[p]] = engine.REJECTED
+    keep = 0
+    for j in range(size):
+        if not removed[j]:
+            s[keep] = s[j]
+            keep += 1
+    return keep, na
+
+
+@numba.njit
+def run(ctx, prm):
+    """OptMAI (the compiled algorithm).
+
+    ``prm = [beta, m_0, m_1, ...]``: ``beta`` and the pulls per arm of every round of
+    the plan (:meth:`OptMAI.plan`, computed once per ``(n, k, budget)`` in Python).
+    """
+    n = ctx.iv[engine.N]
+    k = ctx.iv[engine.K]
+    s = np.arange(n)  # the active arms S are s[:size]
+    size = n
+    acc = np.empty(k, dtype=np.int64)  # T
+    na = 0
+    values = np.empty(n)
+    out = np.empty(n, dtype=np.int64)
+    for r in range(prm.shape[0] - 1):
+        pulls = np.int64(prm[1 + r])
+        if pulls > 0:
+            yield engine.request_each(ctx, s[:size], pulls)
+        _values(ctx.counts, ctx.means, s, size, values)
+        if size >= 4 * k:  # Quartile-Elimination (Alg. 2)
+            size = _quartile(ctx.status, s, size, values, ctx.rng, out)
+            continue
+        size, na = _accept_reject(ctx.status, s, size, values, k - na, ctx.rng, acc, na, out)
+        if na == k:
+            engine.finish(ctx, acc)
+            return
+        if size <= k - na:
+            for j in range(size):
+                ctx.status[s[j]] = engine.ACCEPTED
+                acc[na + j] = s[j]
+            engine.finish(ctx, acc)
+            return
+    engine.finish(ctx, engine.current_answer(ctx))
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class OptMAI(ScriptedAgent):
@@ -70,7 +193,8 @@ class OptMAI(ScriptedAgent):
 
     Settings: fixed budget only (the budget ``Q`` is the algorithm's input). If the
     episode ends early (``max_batches`` in the batch model) the answer is
-    :meth:`current_answer`: ``T`` plus the best empirical means of ``S``.
+    :meth:`current_answer`: ``T`` plus the best empirical means of ``S``
+    (:data:`agents.engine.RULE_STATUS`: ``T`` accepted, ``S`` undecided).
 
     Departures from the paper, and why:
 
@@ -94,6 +218,9 @@ class OptMAI(ScriptedAgent):
 
     name = "optmai"
     settings = frozenset({FIXED_BUDGET})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(self, beta: float | str = 0.8, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
@@ -111,6 +238,7 @@ class OptMAI(ScriptedAgent):
         self.beta = float(beta)
         self._plan_key: tuple[int, int, int] | None = None
         self._plan = np.empty(0, dtype=np.int64)
+        self._prm = np.empty(0)
 
     # ------------------------------------------------------------------ plan
     @staticmethod
@@ -166,62 +294,22 @@ class OptMAI(ScriptedAgent):
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
         """Start an episode: plan the rounds for the pull budget."""
         super().reset(problem, seed=seed)
-        self.active = np.arange(problem.n_arms, dtype=np.int64)
-        self.accepted = np.empty(0, dtype=np.int64)
         key = (problem.n_arms, problem.k, problem.budget)
         if self._plan_key != key:  # the plan depends on these alone: compute it once
             self._plan_key, self._plan = key, self.plan(*key)
+            self._prm = np.concatenate(([self.beta], self._plan.astype(np.float64)))
         self.per_round = self._plan
 
-    def current_answer(self) -> np.ndarray:
-        """``T`` plus the arms of ``S`` with the highest empirical means."""
-        k = self.problem.k
-        need = k - self.accepted.shape[0]
-        if need <= 0:
-            return self.accepted[:k]
-        s = self.active
-        values = np.where(self.counts[s] > 0, self.means[s], -np.inf)
-        return np.concatenate((self.accepted, s[top_k(values, need, self.rng)]))
+    def params(self) -> np.ndarray:
+        """``prm = [beta, m_0, m_1, ...]`` (the plan's pulls per arm of every round)."""
+        return self._prm
 
-    # ------------------------------------------------------------- algorithm
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        k = self.problem.k
-        counts, means = self.counts, self.means
-        for pulls in self.per_round.tolist():
-            s = self.active
-            if pulls > 0:
-                yield Pull.each(s, pulls)
-            size = s.shape[0]
-            values = np.where(counts[s] > 0, means[s], -np.inf)
-            if size >= 4 * k:  # Quartile-Elimination (Alg. 2)
-                keep = top_k(values, size - size // 4, self.rng)
-                self.active = s[keep]
-                continue
-            # Accept-Reject (Alg. 3)
-            kp = k - self.accepted.shape[0]
-            top = np.zeros(size, dtype=bool)
-            top[top_k(values, kp, self.rng)] = True
-            finite = np.isfinite(values)
-            low_fill = values[finite].min() - 1.0 if finite.any() else 0.0
-            v = np.where(finite, values, low_fill)
-            theta_k = v[top].min()  # k'-th largest empirical mean
-            theta_k1 = v[~top].max()  # (k'+1)-th largest
-            gaps = np.maximum(v - theta_k1, theta_k - v)
-            order = np.lexsort((self.rng.random(size), -gaps))[: -(-size // 4)]
-            acc = top[order]
-            n_acc = np.cumsum(acc)
-            if n_acc[-1] >= kp:  # |T| reaches k inside the round: stop there
-                order = order[: int(np.argmax(n_acc >= kp)) + 1]
-                acc = acc[: order.shape[0]]
-            self.accepted = np.concatenate((self.accepted, s[order[acc]]))
-            removed = np.zeros(size, dtype=bool)
-            removed[order] = True
-            self.active = s[~removed]
-            kp = k - self.accepted.shape[0]
-            if kp == 0:
-                return self.accepted
-            if self.active.shape[0] <= kp:
-                self.accepted = np.concatenate((self.accepted, self.active))
-                self.active = self.active[:0]
-                return self.accepted
-        return self.current_answer()
+    @property
+    def active(self) -> np.ndarray:
+        """The active arms ``S`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+
+    @property
+    def accepted(self) -> np.ndarray:
+        """The accepted arms ``T`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
