@@ -3,16 +3,70 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
-from agents.base import FIXED_BUDGET, Batch, Pull, Request, ScriptedAgent
-from agents.scheduling import round_robin
+from agents import engine
+from agents.base import FIXED_BUDGET, ScriptedAgent
 from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
 
 __all__ = ["Halving"]
+
+
+@numba.njit
+def run(ctx, prm):
+    """Halving, Alg. 4 (the compiled algorithm; ``prm = [L, B_1..B_L, |S_2|..|S_{L+1}|]``)."""
+    iv = ctx.iv
+    n = iv[engine.N]
+    n_stages = int(prm[0])
+    as_pulls = iv[engine.B] <= 1  # b = 1 or None: a stage is one pull request
+    surv = np.arange(n)  # S, ascending, in surv[:m]
+    m = n
+    arms = np.empty(n, dtype=np.int64)
+    reps = np.empty(n, dtype=np.int64)
+    counts = np.empty(n, dtype=np.int64)
+    values = np.empty(n)
+    keep = np.empty(n, dtype=np.int64)
+    for st in range(n_stages):
+        share = int(prm[1 + st])
+        size = int(prm[1 + n_stages + st])
+        if as_pulls:
+            if share > 0:
+                for j in range(m):
+                    counts[j] = ctx.counts[surv[j]]
+                alloc = np.empty(m, dtype=np.int64)
+                caps = np.full(m, share, dtype=np.int64)
+                engine.round_robin(counts[:m], caps, share, ctx.rng, alloc)
+                got = 0
+                for j in range(m):
+                    if alloc[j] > 0:
+                        arms[got] = surv[j]
+                        reps[got] = alloc[j]
+                        got += 1
+                yield engine.request_pull(ctx, arms[:got], reps[:got])
+        else:
+            for _ in range(share):
+                yield engine.request_batch(ctx, surv[:m])
+        # Keep the `size` best empirical means of S (never-pulled arms last).
+        for j in range(m):
+            a = surv[j]
+            values[a] = ctx.means[a] if ctx.counts[a] > 0 else -np.inf
+        engine.top_k_into(values, surv[:m], size, ctx.rng, keep, 0)
+        for j in range(m):
+            ctx.status[surv[j]] = engine.REJECTED
+        kept = np.sort(keep[:size])
+        for j in range(size):
+            surv[j] = kept[j]
+            ctx.status[kept[j]] = engine.UNDECIDED
+        m = size
+    engine.finish(ctx, engine.current_answer(ctx))
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class Halving(ScriptedAgent):
@@ -27,10 +81,10 @@ class Halving(ScriptedAgent):
         measured in batches. The paper gives no guarantee for it.
 
     With ``L = ceil(log2(n/k))`` stages, stage ``s`` makes ``B_s`` RoundRobin batches
-    over the surviving set ``S`` (``yield Batch(S)``), ``B_s = floor(B / L)`` plus one
-    for ``B mod L`` stages chosen uniformly at random (Sec. 5.2: "we randomly spread
-    out the remaining budget over stages"), then keeps the
-    ``max(ceil(|S|/2), ceil(b/r), k)`` arms of ``S`` with the largest empirical means.
+    over the surviving set ``S`` (:func:`agents.engine.request_batch`),
+    ``B_s = floor(B / L)`` plus one for ``B mod L`` stages chosen uniformly at random
+    (Sec. 5.2: "we randomly spread out the remaining budget over stages"), then keeps
+    the ``max(ceil(|S|/2), ceil(b/r), k)`` arms of ``S`` with the largest empirical means.
     The answer is the ``k`` best empirical means of the final ``S``.
 
     Args:
@@ -49,15 +103,22 @@ class Halving(ScriptedAgent):
     * ``batch_size=None`` (no batch constraint): the pull budget is split over the
       stages instead (``floor(T / L)`` pulls each, the remainder spread at random, as
       Karnin et al.'s Sequential Halving splits samples), and a stage is one
-      :class:`~agents.base.Pull` request that spreads its pulls over ``S`` by
-      RoundRobin (:func:`agents.scheduling.round_robin`); ``ceil(b/r)`` is dropped
+      pull request that spreads its pulls over ``S`` by
+      RoundRobin (:func:`agents.engine.round_robin`); ``ceil(b/r)`` is dropped
       from the rule. A ``max_batches`` given with ``batch_size=None`` is not planned
       for (the episode may end at it; the answer is then :meth:`current_answer`).
     * Ties (RoundRobin, the kept half, the answer) are broken uniformly at random.
+
+    Implementation: with ``batch_size=1`` a RoundRobin batch is one pull of a least-pulled
+    survivor (ties at random), so a stage's ``B_s`` batches are asked as one pull request
+    of their RoundRobin allocation (the same law, O(1) per pull).
     """
 
     name = "halving"
     settings = frozenset({FIXED_BUDGET})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
@@ -80,32 +141,22 @@ class Halving(ScriptedAgent):
             self.min_keep = max(k, -(-b // r))
         per, extra = divmod(total, self.n_stages)
         shares = np.full(self.n_stages, per, dtype=np.int64)
-        shares[self.rng.choice(self.n_stages, size=extra, replace=False)] += 1
+        pool = np.arange(self.n_stages, dtype=np.int64)
+        engine.choose_distinct(pool, self.n_stages, extra, self.rng)  # `extra` stages at random
+        shares[pool[:extra]] += 1
         self.stage_budgets = shares  # batches per stage (pulls per stage if b is None)
         sizes = [n]  # |S_s| for s = 1 .. L + 1: keep max(ceil(|S|/2), ceil(b/r), k)
         for _ in range(self.n_stages):
             sizes.append(min(sizes[-1], max(-(-sizes[-1] // 2), self.min_keep)))
         self.stage_sizes = sizes
-        self.surviving = np.arange(n, dtype=np.int64)
 
-    def current_answer(self) -> np.ndarray:
-        """The ``k`` best empirical means among the surviving arms."""
-        s = self.surviving
-        values = np.where(self.counts[s] > 0, self.means[s], -np.inf)
-        return s[top_k(values, self.problem.k, self.rng)]
+    def params(self) -> np.ndarray:
+        """``prm = [L, B_1, ..., B_L, |S_2|, ..., |S_{L+1}|]`` (stage shares and sizes)."""
+        return np.concatenate(([self.n_stages], self.stage_budgets, self.stage_sizes[1:])).astype(
+            np.float64
+        )
 
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        for share, size in zip(self.stage_budgets, self.stage_sizes[1:], strict=True):
-            s = self.surviving
-            share = int(share)
-            if self.problem.batch_size is None:
-                if share > 0:
-                    alloc = round_robin(self.counts[s], np.full(s.size, share), share, self.rng)
-                    keep = alloc > 0
-                    yield Pull(s[keep], alloc[keep])
-            else:
-                for _ in range(share):
-                    yield Batch(s)
-            values = np.where(self.counts[s] > 0, self.means[s], -np.inf)
-            self.surviving = s[top_k(values, size, self.rng)]
-        return self.current_answer()
+    @property
+    def surviving(self) -> np.ndarray:
+        """The surviving set ``S`` (ascending; arms not eliminated by a stage)."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
