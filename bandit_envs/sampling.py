@@ -102,8 +102,28 @@ class IndependentRewards(RewardSource):
         self._rng = rng
         self._sigma = self.state.sigma
         self._means_list = self._means.tolist()
-        self._buf = self.state.buf
-        self._pos = self.state.pos
+        # The one-pull buffer lives in Python objects while Python draws (fast), in the
+        # state arrays while compiled code draws; kernel_state() hands it over.
+        self._buf: list[float] = []
+        self._pos = 0
+        self._in_arrays = False
+
+    def kernel_state(self) -> kernels.RewardState:
+        """The source's arrays, with the one-pull buffer handed over to them."""
+        if not self._in_arrays:
+            st = self.state
+            if self._buf:
+                st.buf[:] = self._buf
+            st.pos[0] = self._pos if self._buf else self._BUFFER
+            self._in_arrays = True
+        return self.state
+
+    def _from_arrays(self) -> None:
+        st = self.state
+        pos = int(st.pos[0])
+        self._buf = st.buf.tolist() if pos < self._BUFFER else []
+        self._pos = pos if pos < self._BUFFER else 0
+        self._in_arrays = False
 
     def sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
         """Exact sums: binomial, normal or multinomial draws (see module docstring).
@@ -113,6 +133,8 @@ class IndependentRewards(RewardSource):
         binomial call per arm at that size.
         """
         rng = self._rng
+        if self._in_arrays:
+            self._from_arrays()
         if self._dist == "bernoulli":
             total = int(reps.sum())
             if total <= self._UNIFORM_PULLS_PER_ARM * arms.shape[0]:
@@ -131,12 +153,14 @@ class IndependentRewards(RewardSource):
 
     def _uniform(self) -> float:
         """Next uniform from a buffer refilled from the generator in blocks."""
-        pos = self._pos.item(0)
-        if pos >= self._BUFFER:
-            self._buf[:] = self._rng.random(self._BUFFER)
+        if self._in_arrays:
+            self._from_arrays()
+        pos = self._pos
+        if pos == len(self._buf):
+            self._buf = self._rng.random(self._BUFFER).tolist()
             pos = 0
-        self._pos[0] = pos + 1
-        return self._buf.item(pos)
+        self._pos = pos + 1
+        return self._buf[pos]
 
     def one(self, arm: int) -> float:
         """A single reward: one uniform (Bernoulli, categorical) or one normal draw."""
@@ -145,6 +169,14 @@ class IndependentRewards(RewardSource):
         if self._dist == "gaussian":
             return float(self._means[arm] + self._sigma * self._rng.standard_normal())
         return self._kernel_one(arm)
+
+    def _kernel_sums(self, arms: np.ndarray, reps: np.ndarray) -> np.ndarray:
+        self.kernel_state()
+        return super()._kernel_sums(arms, reps)
+
+    def _kernel_one(self, arm: int) -> float:
+        self.kernel_state()
+        return super()._kernel_one(arm)
 
 
 class PairedRewards(RewardSource):
