@@ -9,8 +9,8 @@ Prints, in CPU time on one core (``time.process_time``), after one warm-up episo
 2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull);
 3. seconds per episode of every elimination agent on n = 12,979 arms (the size of
    jun2016-virus; a random Bernoulli instance, budget 20n; target 1 s);
-4. the warm-up of a fresh process (import, first episode with the compiled kernels
-   loaded from numba's cache) for one agent.
+4. the warm-up of a fresh process: import, then the first episode of every agent, with
+   an empty numba cache (compilation) and with the cache filled (loading).
 
 Usage::
 
@@ -21,8 +21,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import gymnasium as gym
@@ -88,18 +90,21 @@ def big_episode(name: str, n: int = 12_979) -> float:
     return time.process_time() - start
 
 
-def fresh_process_warmup(name: str) -> str:
+def fresh_process_warmup(names: list[str], cache_dir: str) -> str:
+    """Import, then the first episode of every agent, in a new process using ``cache_dir``."""
     code = (
         "import time; t0 = time.perf_counter()\n"
         "import gymnasium as gym, agents, bandit_envs\n"
         "t1 = time.perf_counter()\n"
         "env = gym.make('TopK-Batch-v0', instance='zhou2014-two-level', n_arms=100, k=10,"
         " budget=2000, batch_size=1, answer='agent')\n"
-        f"agents.run_episode(env, agents.make({name!r}), seed=0)\n"
+        f"for name in {names!r}:\n"
+        "    agents.run_episode(env, agents.make(name), seed=0)\n"
         "t2 = time.perf_counter()\n"
-        "print(f'import {t1 - t0:.2f} s, first episode {t2 - t1:.2f} s')\n"
+        f"print(f'import {{t1 - t0:.2f}} s, first episode of {len(names)} agents {{t2 - t1:.2f}} s')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     return out.stdout.strip()
 
 
@@ -136,8 +141,11 @@ def main() -> None:
     for name in ELIMINATION:
         if name in names:
             print(f"{name:16s} {big_episode(name):.3f} s")
-    print("\n4. fresh process warm-up (kernels from numba's cache)")
-    print(f"{names[0]}: {fresh_process_warmup(names[0])}")
+    print("\n4. fresh process: cold (empty numba cache: compile) and warm (kernels from the cache)")
+    with tempfile.TemporaryDirectory() as cache:
+        print(f"cold: {fresh_process_warmup(names, cache)}")
+        print(f"warm: {fresh_process_warmup(names, cache)}")
+        print(f"warm, one agent ({names[0]}): {fresh_process_warmup(names[:1], cache)}")
 
 
 if __name__ == "__main__":
