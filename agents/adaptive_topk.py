@@ -4,28 +4,111 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
-from agents.base import (
-    FIXED_BUDGET,
-    FIXED_CONFIDENCE,
-    Pull,
-    Request,
-    ScriptedAgent,
-    check_probability,
-)
-from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
+from agents import engine
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent, check_probability
 
 __all__ = ["AdaptiveTopK"]
 
 _ROUND_PULLS = ("notes", "paper")
+#: ``ctx.fv`` register holding the current round ``r`` (an algorithm register).
+_ROUND = engine.ALG_F
 
 
 def _is_real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+@numba.njit(cache=True)
+def round_pulls(r, n, sigma, delta, paper):
+    """``m_r`` of round ``r >= 1`` (``paper``: the printed rule, else paper-notes')."""
+    scale = (2.0 * sigma) ** 2
+    if paper:
+        m = 2.0 ** (2 * r) * math.log(2.0 * n * r * r / delta)
+    else:
+        m = 2.0 ** (2 * r - 1) * math.log(4.0 * n * r * r / delta)
+    return max(1, math.ceil(scale * m))
+
+
+@numba.njit(cache=True)
+def accept_reject_masks(mu, kp, threshold):
+    """The inner while loop at once (see :meth:`AdaptiveTopK.accept_reject`)."""
+    size = mu.shape[0]
+    srt = np.sort(mu)
+    a, b = srt[size - kp - 1], srt[size - kp]
+    acc = np.zeros(size, dtype=np.bool_)
+    removed = np.zeros(size, dtype=np.bool_)
+    for j in range(size):
+        gap = max(mu[j] - a, b - mu[j])
+        if gap > threshold:
+            removed[j] = True
+            acc[j] = mu[j] > a
+    return acc, removed
+
+
+@numba.njit(cache=True)
+def _round_end(status, means, s, size, kp, threshold, acc, na):
+    """Apply the round's decisions to ``S = s[:size]`` and ``A = acc[:na]``; ``(size, na)``."""
+    mu = np.empty(size)
+    for j in range(size):
+        mu[j] = means[s[j]]
+    take, removed = accept_reject_masks(mu, kp, threshold)
+    keep = 0
+    for j in range(size):
+        a = s[j]
+        if take[j]:
+            status[a] = engine.ACCEPTED
+            acc[na] = a
+            na += 1
+        elif removed[j]:
+            status[a] = engine.REJECTED
+        else:
+            s[keep] = a
+            keep += 1
+    return keep, na
+
+
+@numba.njit
+def run(ctx, prm):
+    """AdaptiveTopK (the compiled algorithm; ``prm = [epsilon, delta, paper rule?]``)."""
+    n = ctx.iv[engine.N]
+    k = ctx.iv[engine.K]
+    sigma = ctx.fv[engine.SIGMA]
+    epsilon, delta, paper = prm[0], prm[1], prm[2] > 0.0
+    fixed_confidence = ctx.iv[engine.SETTING] == engine.FIXED_CONFIDENCE
+    s = np.arange(n)  # the undecided arms S are s[:size]
+    size = n
+    acc = np.empty(k, dtype=np.int64)  # A
+    na = 0
+    r = 0
+    ctx.fv[_ROUND] = 0.0
+    while True:
+        kp = k - na
+        if fixed_confidence and 2.0 * 2.0**-r * kp <= epsilon * k:
+            break
+        r += 1
+        ctx.fv[_ROUND] = r
+        yield engine.request_each(ctx, s[:size], round_pulls(r, n, sigma, delta, paper))
+        size, na = _round_end(ctx.status, ctx.means, s, size, kp, 2.0 * 2.0**-r, acc, na)
+        if na == k:
+            engine.finish(ctx, acc)
+            return
+        if size == k - na:
+            for j in range(size):
+                ctx.status[s[j]] = engine.ACCEPTED
+                acc[na + j] = s[j]
+            engine.finish(ctx, acc)
+            return
+    engine.finish(ctx, engine.current_answer(ctx))
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class AdaptiveTopK(ScriptedAgent):
@@ -67,7 +150,8 @@ class AdaptiveTopK(ScriptedAgent):
     * fixed confidence: Algorithm 1 as above. Returns an answer with aggregate regret
       at most ``epsilon`` with probability at least ``1 - delta`` (Theorem 4). The
       episode's ``max_batches`` may truncate it; then the answer is
-      :meth:`current_answer`.
+      :meth:`current_answer` (:data:`agents.engine.RULE_STATUS`: ``A`` accepted,
+      ``S`` undecided).
     * fixed budget: the conversion of chen2017 Section 3: "we remove the outer while
       loop ... keep track of the total number of pulls, and stop pulling the arms once
       the budget is exhausted". Rounds ``r = 1, 2, ...`` run as above with no exit
@@ -112,6 +196,9 @@ class AdaptiveTopK(ScriptedAgent):
 
     name = "adaptive_topk"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
 
     def __init__(
         self,
@@ -133,13 +220,8 @@ class AdaptiveTopK(ScriptedAgent):
 
     def pulls_in_round(self, r: int) -> int:
         """``m_r``: pulls of every undecided arm in round ``r >= 1`` (see the class docstring)."""
-        n = self.problem.n_arms
-        scale = (2.0 * self.problem.sigma) ** 2
-        if self.round_pulls == "notes":
-            m = 2.0 ** (2 * r - 1) * math.log(4.0 * n * r * r / self.delta)
-        else:
-            m = 2.0 ** (2 * r) * math.log(2.0 * n * r * r / self.delta)
-        return max(1, math.ceil(scale * m))
+        p = self.problem
+        return int(round_pulls(r, p.n_arms, p.sigma, self.delta, self.round_pulls == "paper"))
 
     @staticmethod
     def accept_reject(mu: np.ndarray, kp: int, threshold: float) -> tuple[np.ndarray, np.ndarray]:
@@ -151,57 +233,29 @@ class AdaptiveTopK(ScriptedAgent):
         ``gap > threshold`` (eq. 8), accepting those with ``mu > a`` (see the class
         docstring for why the one-at-a-time loop gives the same sets).
         """
-        size = mu.shape[0]
-        part = np.partition(mu, (size - kp - 1, size - kp))
-        a, b = part[size - kp - 1], part[size - kp]
-        gaps = np.maximum(mu - a, b - mu)
-        removed = gaps > threshold
-        return removed & (mu > a), removed
+        return accept_reject_masks(np.asarray(mu, dtype=np.float64), int(kp), float(threshold))
+
+    def params(self) -> np.ndarray:
+        """``prm = [epsilon, delta, 1.0 if round_pulls == "paper" else 0.0]``."""
+        return np.array([self.epsilon, self.delta, 1.0 if self.round_pulls == "paper" else 0.0])
 
     # ----------------------------------------------------------------- state
-    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start an episode: every arm undecided."""
-        super().reset(problem, seed=seed)
-        self.undecided = np.arange(problem.n_arms, dtype=np.int64)
-        self.accepted = np.empty(0, dtype=np.int64)
-        self.rejected = np.empty(0, dtype=np.int64)
-        self.round = 0
+    @property
+    def round(self) -> int:
+        """The current round ``r`` (0 before the first)."""
+        return int(self.ctx.fv[_ROUND])
 
-    def current_answer(self) -> np.ndarray:
-        """The last line of Algorithm 1: ``A`` plus the best empirical means of ``S``."""
-        k = self.problem.k
-        need = k - self.accepted.shape[0]
-        if need <= 0:
-            return self.accepted[:k]
-        s = self.undecided
-        values = np.where(self.counts[s] > 0, self.means[s], -np.inf)
-        return np.concatenate((self.accepted, s[top_k(values, need, self.rng)]))
+    @property
+    def undecided(self) -> np.ndarray:
+        """The undecided arms ``S`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
 
-    # ------------------------------------------------------------- algorithm
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        k = self.problem.k
-        fixed_confidence = not self.problem.fixed_budget
-        means = self.means
-        while True:
-            kp = k - self.accepted.shape[0]
-            if fixed_confidence and 2.0 * 2.0**-self.round * kp <= self.epsilon * k:
-                break
-            self.round += 1
-            r = self.round
-            s = self.undecided
-            yield Pull.each(s, self.pulls_in_round(r))
-            acc, removed = self.accept_reject(means[s], kp, 2.0 * 2.0**-r)
-            if not removed.any():
-                continue
-            self.accepted = np.concatenate((self.accepted, s[acc]))
-            self.rejected = np.concatenate((self.rejected, s[removed & ~acc]))
-            s = s[~removed]
-            self.undecided = s
-            kp = k - self.accepted.shape[0]
-            if kp == 0:
-                return self.accepted
-            if s.shape[0] == kp:
-                self.accepted = np.concatenate((self.accepted, s))
-                self.undecided = s[:0]
-                return self.accepted
-        return self.current_answer()
+    @property
+    def accepted(self) -> np.ndarray:
+        """The accepted arms ``A`` (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """The rejected arms (increasing)."""
+        return np.flatnonzero(self.ctx.status == engine.REJECTED)

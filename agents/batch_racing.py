@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -46,7 +47,7 @@ def refill_lowest(counts, arms, m, bucket):
 @numba.njit(cache=True)
 def take_random(bucket, nb, rng):
     """Remove a uniformly random arm from ``bucket[:nb]`` and return it."""
-    i = rng.integers(0, nb) if nb > 1 else 0
+    i = engine.below(rng, nb) if nb > 1 else 0
     a = bucket[i]
     bucket[i] = bucket[nb - 1]
     return a
@@ -66,6 +67,18 @@ def bounds_of(counts, means, arms, m, table, omega, sigma, lo, hi):
         lo[a] = means[a] - w
         hi[a] = means[a] + w
     return table
+
+
+class Out(NamedTuple):
+    """The two arrays of a ``Ctx`` that :func:`agents.engine.finish` writes.
+
+    A generator whose hot loop holds only a few of ``ctx``'s arrays (not ``ctx``
+    itself: numba saves every live array at each ``yield``, and ``ctx`` has about 18)
+    finishes with ``engine.finish(Out(answer, iv), arms)``.
+    """
+
+    answer: np.ndarray
+    iv: np.ndarray
 
 
 # ------------------------------------------------------------- the algorithm
@@ -191,29 +204,32 @@ def run(ctx, prm):
             if _settled(ctx.status, s, m, k, work[_A], na):
                 engine.finish(ctx, work[_A, :k])
                 return
-    # b = 1: one pull per batch; keep the order statistics up to date arm by arm.
+    # b = 1: one pull per batch; keep the order statistics up to date arm by arm. The
+    # loop holds a few of ctx's arrays, not ctx (cheaper resumes).
+    counts, means, status, rng = ctx.counts, ctx.means, ctx.status, ctx.rng
+    out = Out(ctx.answer, ctx.iv)
     while True:
         s = work[_S]
-        table = bounds_of(ctx.counts, ctx.means, s, m, table, omega, sigma, key[_L], key[_U])
+        table = bounds_of(counts, means, s, m, table, omega, sigma, key[_L], key[_U])
         _track_all(heaps, sizes, s, m, k - na, key, work[_EXT])
         nb = 0
         while True:
             if nb == 0:
-                nb = refill_lowest(ctx.counts, work[_S], m, work[_BUCKET])
-            a = take_random(work[_BUCKET], nb, ctx.rng)
+                nb = refill_lowest(counts, work[_S], m, work[_BUCKET])
+            a = take_random(work[_BUCKET], nb, rng)
             nb -= 1
             yield a
-            c = ctx.counts[a]
+            c = counts[a]
             if c >= table.shape[0]:
                 table = width_table(table, c, omega, sigma)
-            if _pulled(key, heaps, sizes, work[_S], m, work[_EXT], a, ctx.means[a], table[c]):
+            if _pulled(key, heaps, sizes, work[_S], m, work[_EXT], a, means[a], table[c]):
                 break
         u_thr = ost.kth(key, heaps, _U)
         l_thr = ost.kth(key, heaps, _L)
         s = work[_S]
-        m, na = _decide(ctx.status, s, m, u_thr, l_thr, key[_L], key[_U], work[_A], na)
-        if _settled(ctx.status, s, m, k, work[_A], na):
-            engine.finish(ctx, work[_A, :k])
+        m, na = _decide(status, s, m, u_thr, l_thr, key[_L], key[_U], work[_A], na)
+        if _settled(status, s, m, k, work[_A], na):
+            engine.finish(out, work[_A, :k])
             return
 
 

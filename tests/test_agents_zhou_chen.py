@@ -14,6 +14,7 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401
+from agents import engine
 from agents.adaptive_topk import AdaptiveTopK
 from agents.clucb_pac import CLUCBPAC
 from agents.optmai import THEORY_BETA, OptMAI
@@ -102,7 +103,7 @@ def test_optmai_answers_its_accepted_set() -> None:
     agent = OptMAI()
     result = agents.run_episode(env, agent, seed=0)
     # Finished on its own: the answer is T, |T| = k.
-    assert agent._finished and agent.accepted.shape == (10,)
+    assert agent.ctx.iv[engine.HAS_ANSWER] == 1 and agent.accepted.shape == (10,)
     assert set(result.recommendation.tolist()) == set(agent.accepted.tolist())
     # Arms that survived longer were pulled more (every round adds pulls).
     assert agent.counts[agent.accepted].min() >= np.median(agent.counts)
@@ -279,7 +280,8 @@ def test_adaptive_fixed_budget_conversion() -> None:
     big = fixed_budget_env("chen2017-twogroup", n, k, 10**6)
     result = agents.run_episode(big, agent, seed=0)
     # Large gaps: settled well before the budget ends, and returns at once.
-    assert result.pulls < 10**6 and agent._finished and not result.misidentified
+    assert result.pulls < 10**6 and agent.ctx.iv[engine.HAS_ANSWER] == 1
+    assert not result.misidentified
     # With epsilon this large the fixed-confidence version would stop at round 0; the
     # fixed-budget conversion ignores the exit condition and keeps sampling.
     result = agents.run_episode(small, AdaptiveTopK(epsilon=5.0), seed=0)
