@@ -57,6 +57,7 @@ __all__ = [
     "below",
     "choose_distinct",
     "finish",
+    "finish_to",
     "make_ctx",
     "request_batch",
     "request_each",
@@ -78,9 +79,6 @@ NI = 24
 #: ``fv`` indices: the sub-Gaussian scale of one reward.
 SIGMA = 0
 NF = 4
-#: ``fv[ALG_F:NF]``: the algorithm's own registers (the engine never reads or writes
-#: them), for state its agent reads back, e.g. for an anytime answer (AT-LUCB).
-ALG_F = 1
 #: ``fv[ALG_F:NF]``: the algorithm's own registers (the engine never reads or writes
 #: them), for state its agent reads back, e.g. for an anytime answer (AT-LUCB).
 ALG_F = 1
@@ -200,14 +198,25 @@ def request_batch(ctx, arms):
 
 
 @numba.njit(cache=True, _nrt=False)
-def finish(ctx, arms):
-    """Record the algorithm's answer (``k`` distinct arms); then ``return`` from ``run``."""
-    k = ctx.answer.shape[0]
+def finish_to(answer, iv, arms):
+    """:func:`finish` given only ``ctx.answer`` and ``ctx.iv``.
+
+    For generators that keep few arrays live across their yields: numba saves every
+    array a generator still needs after a ``yield`` at each resume (about 12 ns each),
+    so a hot loop that does not touch ``ctx`` after it is cheaper.
+    """
+    k = answer.shape[0]
     if arms.shape[0] != k:
         raise RuntimeError("the algorithm answered a set whose size is not k")
     for j in range(k):
-        ctx.answer[j] = arms[j]
-    ctx.iv[HAS_ANSWER] = 1
+        answer[j] = arms[j]
+    iv[HAS_ANSWER] = 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def finish(ctx, arms):
+    """Record the algorithm's answer (``k`` distinct arms); then ``return`` from ``run``."""
+    finish_to(ctx.answer, ctx.iv, arms)
 
 
 @numba.njit(cache=True, _nrt=False)
