@@ -1,0 +1,156 @@
+"""Prior-aware yardsticks: knowledge gradient, top-two Thompson sampling, exact Bayes DP."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import bandit_envs  # noqa: F401
+from agents.bayes_dp import BayesOptimalDP, bayes_value
+from agents.beta_prior import beta_binomial_pmf, prior_of
+from agents.knowledge_gradient import KnowledgeGradient, kg_values
+from agents.top_two_thompson import TopTwoThompson
+from bandit_envs import instances
+
+
+def test_priors_of_the_catalog_families() -> None:
+    assert prior_of(instances.make("uniform-random", n_arms=3, k=1)) == (1.0, 1.0)
+    assert prior_of(instances.make("beta-random", n_arms=3, k=1, a=2.0, b=7.0)) == (2.0, 7.0)
+    with pytest.raises(ValueError, match="no means from a known Beta prior"):
+        prior_of(instances.make("zhou2014-two-level", n_arms=10, k=2))
+
+
+def test_bad_input_raises_naming_the_value() -> None:
+    with pytest.raises(ValueError, match=r"prior a=0 must be a positive finite number"):
+        KnowledgeGradient(a=0)
+    with pytest.raises(ValueError, match=r"prior b=nan"):
+        TopTwoThompson(b=float("nan"))
+    with pytest.raises(ValueError, match=r"beta=1.0 must lie in \(0, 1\)"):
+        TopTwoThompson(beta=1.0)
+    env = gym.make("TopK-Batch-v0", n_arms=3, k=1, budget=60, batch_size=1, answer="agent")
+    with pytest.raises(ValueError, match=r"n_arms=3 with budget=60 has about"):
+        agents.run_episode(env, BayesOptimalDP(), seed=0)
+    gauss = gym.make(
+        "TopK-Batch-v0",
+        instance=[0.5, 0.2, 0.1],
+        k=1,
+        distribution="gaussian",
+        sigma=1.0,
+        budget=9,
+        batch_size=1,
+        answer="agent",
+    )
+    for agent in (KnowledgeGradient(), TopTwoThompson(), BayesOptimalDP()):
+        with pytest.raises(ValueError, match="needs distribution='bernoulli'"):
+            agents.run_episode(gauss, agent, seed=0)
+
+
+def test_kg_values_by_hand_and_against_the_beta_binomial_sum() -> None:
+    # two fresh arms, k = 1: one pull lifts E[max] from 1/2 to (2/3 + 1/2) / 2 = 7/12
+    assert kg_values(np.ones(2), np.ones(2), 1, 1) == pytest.approx([1 / 12, 1 / 12])
+    rng = np.random.default_rng(0)
+    alpha, beta = rng.integers(1, 20, 5).astype(float), rng.integers(1, 20, 5).astype(float)
+    mu = alpha / (alpha + beta)
+    got = kg_values(alpha, beta, 2, 1)
+    for i in range(5):
+        c = np.sort(np.delete(mu, i))[::-1][1]
+        after = (alpha[i] + np.arange(2)) / (alpha[i] + beta[i] + 1)
+        want = beta_binomial_pmf(1, alpha[i], beta[i]) @ np.maximum(after, c) - max(mu[i], c)
+        assert got[i] == pytest.approx(want, abs=1e-12)
+
+
+def test_bayes_value_by_hand() -> None:
+    assert bayes_value(2, 1, 0) == pytest.approx(0.5)
+    assert bayes_value(2, 1, 1) == pytest.approx(7 / 12)
+    values = [bayes_value(3, 1, t) for t in range(8)]
+    assert all(b > a for a, b in zip(values, values[1:], strict=False))
+    assert values[-1] < 3 / 4  # E[max of 3 uniforms]: full information
+
+
+@pytest.fixture(scope="module")
+def tiny_family_results():
+    """3 arms, k = 1, 10 pulls, means ~ U[0, 1]: 300 paired episodes per agent."""
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="uniform-random",
+        n_arms=3,
+        k=1,
+        budget=10,
+        batch_size=1,
+        answer="agent",
+        paired=True,
+    )
+    players = {
+        "bayes_dp": BayesOptimalDP(),
+        "kg": KnowledgeGradient(),
+        "ttts": TopTwoThompson(),
+        "uniform": agents.make("uniform"),
+    }
+    out = {}
+    for name, agent in players.items():
+        results = [agents.run_episode(env, agent, seed=seed) for seed in range(300)]
+        assert all(r.pulls == 10 for r in results)
+        out[name] = np.array([r.aggregate_regret for r in results])
+    return out
+
+
+def test_dp_is_the_ceiling_on_its_family(tiny_family_results) -> None:
+    """The exact DP is Bayes-optimal: no agent has a lower mean regret (paired, 3 SE)."""
+    dp = tiny_family_results["bayes_dp"]
+    for name, regret in tiny_family_results.items():
+        diff = regret - dp
+        se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.any() else 0.0
+        assert diff.mean() >= -3 * se, name
+
+
+def test_dp_value_matches_its_play() -> None:
+    """E[regret of the DP] = E[max of 3 uniforms] - bayes_value (Monte Carlo, 4 SE)."""
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="uniform-random",
+        n_arms=3,
+        k=1,
+        budget=6,
+        batch_size=1,
+        answer="agent",
+    )
+    agent = BayesOptimalDP()
+    regret = np.array(
+        [agents.run_episode(env, agent, seed=s).aggregate_regret for s in range(1500)]
+    )
+    want = 3 / 4 - bayes_value(3, 1, 6)
+    assert abs(regret.mean() - want) < 4 * regret.std(ddof=1) / np.sqrt(regret.size)
+
+
+@pytest.mark.parametrize("make", [KnowledgeGradient, TopTwoThompson])
+def test_recovers_the_top_k_of_an_easy_instance(make) -> None:
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=[0.9, 0.85, 0.2, 0.15, 0.1],
+        k=2,
+        budget=150,
+        batch_size=1,
+        answer="agent",
+    )
+    right = [agents.run_episode(env, make(), seed=s).misidentified is False for s in range(30)]
+    assert sum(right) >= 28
+
+
+def test_ttts_fills_batches_within_b_and_r_and_is_seeded() -> None:
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="beta-random",
+        n_arms=8,
+        k=3,
+        budget=60,
+        batch_size=4,
+        repeat_limit=2,
+        answer="agent",
+    )
+    agent = TopTwoThompson(a=5, b=5)
+    first = agents.run_episode(env, agent, seed=3)
+    again = agents.run_episode(env, agent, seed=3)
+    assert first.pulls == 60 and first.batches == 15  # full batches of b = 4
+    assert first.as_row() | {"wall_time": 0} == again.as_row() | {"wall_time": 0}
