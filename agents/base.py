@@ -308,7 +308,7 @@ class ScriptedAgent(Agent):
             if iv[engine.REQ_OPEN]:
                 m = engine.schedule(ctx)
                 if m > 0:
-                    self._last = (ctx.batch_arms[:m].copy(), ctx.batch_reps[:m].copy())
+                    self._last = (ctx.sched[engine.BATCH_ARMS, :m].copy(), ctx.sched[engine.BATCH_REPS, :m].copy())
                     return self._last
                 engine.close_request(ctx)
             if iv[engine.FINISHED]:
@@ -418,8 +418,8 @@ class ScriptedAgent(Agent):
         if m > self._n_arms:
             raise RuntimeError(f"agent {self.name!r} requested repeated arms {arms.tolist()}")
         if isinstance(req, Batch):
-            ctx.req_arms[:m] = arms
-            ctx.req_reps[:m] = 0
+            ctx.sched[engine.REQ_ARMS, :m] = arms
+            ctx.sched[engine.REQ_REPS, :m] = 0
             self._iv[engine.REQ_LEN] = m
             code = engine.BATCH
         else:
@@ -428,8 +428,8 @@ class ScriptedAgent(Agent):
                 raise RuntimeError(f"agent {self.name!r} requested arms {arms.shape} with reps {reps.shape}")
             if m == 1 and reps[0] == 1:
                 return self._check_arm(arms[0])
-            ctx.req_arms[:m] = arms
-            ctx.req_reps[:m] = reps
+            ctx.sched[engine.REQ_ARMS, :m] = arms
+            ctx.sched[engine.REQ_REPS, :m] = reps
             self._iv[engine.REQ_LEN] = m
             code = engine.PULL
         if m and (arms.min() < 0 or arms.max() >= self._n_arms):

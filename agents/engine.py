@@ -12,9 +12,9 @@ Requests (the values a generator yields):
 
 * ``arm >= 0``: pull ``arm`` once, as one batch of one pull (fits every batch model);
 * :data:`PULL` (from :func:`request_pull` / :func:`request_each`): pull
-  ``req_arms[j]`` ``req_reps[j]`` more times, spread over batches by RoundRobin;
+  the requested arms the requested numbers of times, spread over batches by RoundRobin;
 * :data:`BATCH` (from :func:`request_batch`): exactly one RoundRobin batch over
-  ``req_arms``.
+  the requested arms.
 
 The same generator is played in two ways, which make the same requests, the same
 batches and the same draws (``tests/test_fast_path.py`` checks every agent bit for
@@ -76,6 +76,12 @@ FINISHED, HAS_ANSWER, RULE, BUCKET_LEN, BUCKET_LEVEL, STEPS = 13, 14, 15, 16, 17
 #: ... and the state of the level buckets of a ``PULL`` request (:func:`_bucket_batch`).
 NEXT_LEN, HEAD, DEFER_LEN, BUCKETS_READY = 19, 20, 21, 22
 NI = 24
+#: rows of ``Ctx.sched`` (one array, not nine: a generator that keeps ``ctx`` live
+#: across a ``yield`` pays for every array of it at each resume): pulls still owed per
+#: request position, the position of an arm in the request (-1: none), the batch made,
+#: scratch, and the request itself (its arms and the pulls asked of each).
+DUE, POS_OF, BATCH_ARMS, BATCH_REPS, WORK, CAPS, ALLOC, LEVEL, CAND, REQ_ARMS, REQ_REPS = range(11)
+SCHED_ROWS = 11
 #: ``fv`` indices: the sub-Gaussian scale of one reward.
 SIGMA = 0
 NF = 4
@@ -100,21 +106,17 @@ class Ctx(NamedTuple):
     counts: np.ndarray  # int64[n], pulls per arm
     means: np.ndarray  # float64[n], empirical means (0 before the first pull)
     status: np.ndarray  # int8[n], UNDECIDED / ACCEPTED / REJECTED
-    req_arms: np.ndarray  # int64[n], the current request's arms
-    req_reps: np.ndarray  # int64[n], ... and pulls asked of each
-    due: np.ndarray  # int64[n], pulls still owed per request position
-    pos_of: np.ndarray  # int64[n], position of an arm in the request, -1 if none
-    batch_arms: np.ndarray  # int64[n], the batch the scheduler made
-    batch_reps: np.ndarray  # int64[n]
-    work: np.ndarray  # int64[n], scheduler scratch (one-pull bucket)
-    caps: np.ndarray  # int64[n], scheduler scratch (per-arm caps of a batch)
-    alloc: np.ndarray  # int64[n], scheduler scratch (RoundRobin allocation)
-    level: np.ndarray  # int64[n], scheduler scratch (counts of the requested arms)
-    cand: np.ndarray  # int64[n], scheduler scratch (arms at the water level)
     answer: np.ndarray  # int64[k]
+    sched: np.ndarray  # int64[SCHED_ROWS, n], the scheduler's per-arm state (rows below)
     iv: np.ndarray  # int64[NI] registers
     fv: np.ndarray  # float64[NF] registers
     rng: np.random.Generator
+
+
+def _new_sched(n: int) -> np.ndarray:
+    sched = np.zeros((SCHED_ROWS, n), dtype=np.int64)
+    sched[POS_OF] = -1
+    return sched
 
 
 def make_ctx(problem, rng: np.random.Generator, rule: int) -> Ctx:
@@ -134,18 +136,8 @@ def make_ctx(problem, rng: np.random.Generator, rule: int) -> Ctx:
         counts=np.zeros(n, dtype=np.int64),
         means=np.zeros(n),
         status=np.zeros(n, dtype=np.int8),
-        req_arms=np.zeros(n, dtype=np.int64),
-        req_reps=np.zeros(n, dtype=np.int64),
-        due=np.zeros(n, dtype=np.int64),
-        pos_of=np.full(n, -1, dtype=np.int64),
-        batch_arms=np.zeros(n, dtype=np.int64),
-        batch_reps=np.zeros(n, dtype=np.int64),
-        work=np.zeros(n, dtype=np.int64),
-        caps=np.zeros(n, dtype=np.int64),
-        alloc=np.zeros(n, dtype=np.int64),
-        level=np.zeros(n, dtype=np.int64),
-        cand=np.zeros(n, dtype=np.int64),
         answer=np.zeros(k, dtype=np.int64),
+        sched=_new_sched(n),
         iv=iv,
         fv=fv,
         rng=rng,
@@ -158,8 +150,8 @@ def request_pull(ctx, arms, reps):
     """Ask for ``reps[j]`` more pulls of ``arms[j]``: ``yield request_pull(ctx, arms, reps)``."""
     m = arms.shape[0]
     for j in range(m):
-        ctx.req_arms[j] = arms[j]
-        ctx.req_reps[j] = reps[j]
+        ctx.sched[REQ_ARMS, j] = arms[j]
+        ctx.sched[REQ_REPS, j] = reps[j]
     ctx.iv[REQ_LEN] = m
     return PULL
 
@@ -169,8 +161,8 @@ def request_each(ctx, arms, times):
     """Ask for ``times`` more pulls of every arm of ``arms``."""
     m = arms.shape[0]
     for j in range(m):
-        ctx.req_arms[j] = arms[j]
-        ctx.req_reps[j] = times
+        ctx.sched[REQ_ARMS, j] = arms[j]
+        ctx.sched[REQ_REPS, j] = times
     ctx.iv[REQ_LEN] = m
     return PULL
 
@@ -178,10 +170,10 @@ def request_each(ctx, arms, times):
 @numba.njit(cache=True, _nrt=False)
 def request_two(ctx, a, b):
     """Ask for one more pull of arms ``a`` and ``b`` (distinct): the LUCB round."""
-    ctx.req_arms[0] = a
-    ctx.req_arms[1] = b
-    ctx.req_reps[0] = 1
-    ctx.req_reps[1] = 1
+    ctx.sched[REQ_ARMS, 0] = a
+    ctx.sched[REQ_ARMS, 1] = b
+    ctx.sched[REQ_REPS, 0] = 1
+    ctx.sched[REQ_REPS, 1] = 1
     ctx.iv[REQ_LEN] = 2
     return PULL
 
@@ -191,8 +183,8 @@ def request_batch(ctx, arms):
     """Ask for exactly one RoundRobin batch over ``arms``."""
     m = arms.shape[0]
     for j in range(m):
-        ctx.req_arms[j] = arms[j]
-        ctx.req_reps[j] = 0
+        ctx.sched[REQ_ARMS, j] = arms[j]
+        ctx.sched[REQ_REPS, j] = 0
     ctx.iv[REQ_LEN] = m
     return BATCH
 
@@ -418,20 +410,20 @@ def accept_request(ctx, code):
     keep = 0
     due_total = 0
     for j in range(m):
-        a = ctx.req_arms[j]
+        a = ctx.sched[REQ_ARMS, j]
         if a < 0 or a >= n:
             raise RuntimeError("the agent requested an arm outside [0, n_arms)")
-        if ctx.pos_of[a] >= 0:
+        if ctx.sched[POS_OF, a] >= 0:
             for i in range(keep):  # undo the marks before raising
-                ctx.pos_of[ctx.req_arms[i]] = -1
+                ctx.sched[POS_OF, ctx.sched[REQ_ARMS, i]] = -1
             raise RuntimeError("the agent requested repeated arms")
-        if code == PULL and ctx.req_reps[j] <= 0:
+        if code == PULL and ctx.sched[REQ_REPS, j] <= 0:
             continue
-        ctx.req_arms[keep] = a
-        ctx.req_reps[keep] = ctx.req_reps[j]
-        ctx.due[keep] = ctx.req_reps[j]
-        ctx.pos_of[a] = keep
-        due_total += ctx.req_reps[j]
+        ctx.sched[REQ_ARMS, keep] = a
+        ctx.sched[REQ_REPS, keep] = ctx.sched[REQ_REPS, j]
+        ctx.sched[DUE, keep] = ctx.sched[REQ_REPS, j]
+        ctx.sched[POS_OF, a] = keep
+        due_total += ctx.sched[REQ_REPS, j]
         keep += 1
     iv[REQ_LEN] = keep
     iv[REQ_KIND] = code
@@ -445,7 +437,7 @@ def close_request(ctx):
     """Forget the current request."""
     iv = ctx.iv
     for j in range(iv[REQ_LEN]):
-        ctx.pos_of[ctx.req_arms[j]] = -1
+        ctx.sched[POS_OF, ctx.sched[REQ_ARMS, j]] = -1
     iv[REQ_OPEN] = 0
     iv[REQ_LEN] = 0
     iv[BUCKETS_READY] = 0
@@ -453,16 +445,16 @@ def close_request(ctx):
 
 @numba.njit(cache=True, _nrt=False)
 def _level(ctx, pos):
-    return ctx.counts[ctx.req_arms[pos]] + ctx.alloc[pos]
+    return ctx.counts[ctx.sched[REQ_ARMS, pos]] + ctx.sched[ALLOC, pos]
 
 
 @numba.njit(cache=True, _nrt=False)
 def _sort_by_level(ctx, m):
     """``cand[:m]`` = request positions sorted by pull count (in-place heap sort)."""
-    order = ctx.cand
+    order = ctx.sched[CAND]
     for j in range(m):
         order[j] = j
-    counts, arms = ctx.counts, ctx.req_arms
+    counts, arms = ctx.counts, ctx.sched[REQ_ARMS]
     flat = True
     for j in range(1, m):
         if counts[arms[j]] != counts[arms[0]]:
@@ -508,13 +500,14 @@ def _bucket_batch(ctx, room):
     iv = ctx.iv
     m = iv[REQ_LEN]
     r = iv[R]
-    bucket, nxt, order, deferred, alloc = ctx.work, ctx.level, ctx.cand, ctx.caps, ctx.alloc
+    sched = ctx.sched
+    bucket, nxt, order, deferred, alloc = sched[WORK], sched[LEVEL], sched[CAND], sched[CAPS], sched[ALLOC]
     if iv[BUCKETS_READY] == 1:
         # An arm held back by the repeat limit sits at most one level above the
         # current one, unless the level rose past it within the last batch: rebuild then.
         for d in range(iv[DEFER_LEN]):
             pos = deferred[d]
-            if ctx.due[pos] > 0 and _level(ctx, pos) < iv[BUCKET_LEVEL]:
+            if ctx.sched[DUE, pos] > 0 and _level(ctx, pos) < iv[BUCKET_LEVEL]:
                 iv[BUCKETS_READY] = 0
                 break
     if iv[BUCKETS_READY] == 0:
@@ -525,13 +518,13 @@ def _bucket_batch(ctx, room):
         iv[NEXT_LEN] = 0
         iv[HEAD] = 0
         iv[DEFER_LEN] = 0
-        iv[BUCKET_LEVEL] = ctx.counts[ctx.req_arms[order[0]]] if m > 0 else 0
+        iv[BUCKET_LEVEL] = ctx.counts[ctx.sched[REQ_ARMS, order[0]]] if m > 0 else 0
         iv[BUCKETS_READY] = 1
     nb, nn, head, lvl = iv[BUCKET_LEN], iv[NEXT_LEN], iv[HEAD], iv[BUCKET_LEVEL]
     # arms held back by the repeat limit in the last batch rejoin at their level
     for d in range(iv[DEFER_LEN]):
         pos = deferred[d]
-        if ctx.due[pos] <= 0:
+        if ctx.sched[DUE, pos] <= 0:
             continue
         if _level(ctx, pos) == lvl:
             bucket[nb] = pos
@@ -557,7 +550,7 @@ def _bucket_batch(ctx, room):
             while head < m and _level(ctx, order[head]) <= lvl:
                 pos = order[head]
                 head += 1
-                if ctx.due[pos] > 0:
+                if ctx.sched[DUE, pos] > 0:
                     bucket[nb] = pos
                     nb += 1
             if nb == 0:
@@ -567,11 +560,11 @@ def _bucket_batch(ctx, room):
         nb -= 1
         bucket[i] = bucket[nb]
         if alloc[pos] == 0:
-            ctx.batch_arms[out] = pos  # positions for now; arms below
+            ctx.sched[BATCH_ARMS, out] = pos  # positions for now; arms below
             out += 1
         alloc[pos] += 1
         given += 1
-        if ctx.due[pos] - alloc[pos] > 0:
+        if ctx.sched[DUE, pos] - alloc[pos] > 0:
             if r < 0 or alloc[pos] < r:
                 nxt[nn] = pos
                 nn += 1
@@ -579,9 +572,9 @@ def _bucket_batch(ctx, room):
                 deferred[ndef] = pos
                 ndef += 1
     for j in range(out):
-        pos = ctx.batch_arms[j]
-        ctx.batch_arms[j] = ctx.req_arms[pos]
-        ctx.batch_reps[j] = alloc[pos]
+        pos = ctx.sched[BATCH_ARMS, j]
+        ctx.sched[BATCH_ARMS, j] = ctx.sched[REQ_ARMS, pos]
+        ctx.sched[BATCH_REPS, j] = alloc[pos]
         alloc[pos] = 0
     iv[BUCKET_LEN], iv[NEXT_LEN], iv[HEAD], iv[BUCKET_LEVEL], iv[DEFER_LEN] = nb, nn, head, lvl, ndef
     return out
@@ -610,14 +603,14 @@ def schedule(ctx):
         if room < 0 or iv[REQ_DUE] <= room:
             top = 0
             for j in range(m):
-                if ctx.due[j] > top:
-                    top = ctx.due[j]
+                if ctx.sched[DUE, j] > top:
+                    top = ctx.sched[DUE, j]
             if r < 0 or top <= r:  # the whole rest of the request fits in this batch
                 out = 0
                 for j in range(m):
-                    if ctx.due[j] > 0:
-                        ctx.batch_arms[out] = ctx.req_arms[j]
-                        ctx.batch_reps[out] = ctx.due[j]
+                    if ctx.sched[DUE, j] > 0:
+                        ctx.sched[BATCH_ARMS, out] = ctx.sched[REQ_ARMS, j]
+                        ctx.sched[BATCH_REPS, out] = ctx.sched[DUE, j]
                         out += 1
                 return out
             if room < 0:  # no batch size: each arm up to r this batch
@@ -630,7 +623,7 @@ def schedule(ctx):
         per_arm = iv[B]
     else:
         per_arm = 1
-    caps = ctx.caps
+    caps = ctx.sched[CAPS]
     for j in range(m):
         caps[j] = per_arm
     supply = 0
@@ -639,16 +632,16 @@ def schedule(ctx):
     total = supply if room < 0 or supply < room else room
     if total <= 0:
         return 0
-    counts = ctx.level
+    counts = ctx.sched[LEVEL]
     for j in range(m):
-        counts[j] = ctx.counts[ctx.req_arms[j]]
-    alloc = ctx.alloc
-    round_robin_into(counts[:m], caps[:m], total, ctx.rng, alloc[:m], ctx.cand, False)
+        counts[j] = ctx.counts[ctx.sched[REQ_ARMS, j]]
+    alloc = ctx.sched[ALLOC]
+    round_robin_into(counts[:m], caps[:m], total, ctx.rng, alloc[:m], ctx.sched[CAND], False)
     out = 0
     for j in range(m):
         if alloc[j] > 0:
-            ctx.batch_arms[out] = ctx.req_arms[j]
-            ctx.batch_reps[out] = alloc[j]
+            ctx.sched[BATCH_ARMS, out] = ctx.sched[REQ_ARMS, j]
+            ctx.sched[BATCH_REPS, out] = alloc[j]
             alloc[j] = 0
             out += 1
     return out
@@ -669,9 +662,9 @@ def record_batch(ctx, arms, reps):
         close_request(ctx)
         return
     for j in range(arms.shape[0]):
-        p = ctx.pos_of[arms[j]]
+        p = ctx.sched[POS_OF, arms[j]]
         if p >= 0:
-            ctx.due[p] -= reps[j]
+            ctx.sched[DUE, p] -= reps[j]
             iv[REQ_DUE] -= reps[j]
     if iv[REQ_DUE] <= 0:
         close_request(ctx)
@@ -782,6 +775,7 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
     drawn = np.empty(n)
     one_arm = np.empty(1, dtype=np.int64)
     one_rep = np.ones(1, dtype=np.int64)
+    batch_arms, batch_reps = ctx.sched[BATCH_ARMS], ctx.sched[BATCH_REPS]
     step_reward = -cost_per_batch if iv[SETTING] == FIXED_CONFIDENCE else 0.0
     reward = 0.0
     if sampling_spent(ctx):
@@ -809,11 +803,11 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
                 close_request(ctx)
                 break
             if m <= 16:
-                _insertion_sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
+                _insertion_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
             else:
-                _heap_sort_batch(ctx.batch_arms, ctx.batch_reps, m, sorted_arms, sorted_reps)
+                _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
             _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
-            record_batch(ctx, ctx.batch_arms[:m], ctx.batch_reps[:m])
+            record_batch(ctx, ctx.sched[BATCH_ARMS, :m], ctx.sched[BATCH_REPS, :m])
             if sampling_spent(ctx):
                 return SAMPLING_OVER, reward
             reward += step_reward
