@@ -218,3 +218,30 @@ def test_shipped_experiments_load_in_both_modes(tmp_path):
     exp = load("zhou2014-rte", data=csv, reduced=True)
     assert exp.points[0].env_kwargs["instance_params"]["path"] == str(csv)
     assert "takes no data" in error_of("quick", data=csv)
+
+
+def test_common_seeds_give_every_point_of_a_sweep_the_same_episodes():
+    from topk_bench.run import plan_chunks
+    from topk_bench.seeds import env_seed
+
+    common = cfg(
+        sweeps=[
+            {"panel": "p", "vary": {"budget": [100, 200]}, "x": "budget", "common_seeds": True},
+            {"panel": "q", "vary": {"budget": [100, 200]}, "x": "budget"},
+        ]
+    )
+    exp = load(common)
+    p100, p200, q100, q200 = exp.points
+    assert p100.seed_name == p200.seed_name != p100.label
+    assert q100.seed_name == q100.label and q200.seed_name == q200.label
+    assert env_seed("t", p100.seed_name, 0) == env_seed("t", p200.seed_name, 0)
+    assert env_seed("t", q100.seed_name, 0) != env_seed("t", q200.seed_name, 0)
+    seeds = {(c.point, r): s for c in plan_chunks(exp) for r, s in zip(c.runs, c.env_seeds)}
+    for r in (0, 1):
+        assert seeds[(p100.label, r)] == seeds[(p200.label, r)]
+        assert seeds[(q100.label, r)] != seeds[(q200.label, r)]
+    assert seeds[(p100.label, 0)] != seeds[(p100.label, 1)]
+    assert "seed_label" in exp.describe()["points"][0]
+    assert "seed_label" not in exp.describe()["points"][2]  # manifests of other sweeps unchanged
+    bad = cfg(sweeps=[{"panel": "p", "vary": {"budget": [100]}, "common_seeds": "yes"}])
+    assert "common_seeds" in error_of(bad)

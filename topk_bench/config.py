@@ -115,6 +115,14 @@ class Point:
     setting: str
     agents: tuple[str, ...]
     k: int = 0
+    #: the name the episode seeds are derived from (:mod:`topk_bench.seeds`): the label,
+    #: or, for a sweep with ``common_seeds = true``, one name for all its points.
+    seed_label: str = ""
+
+    @property
+    def seed_name(self) -> str:
+        """The point name its episode seeds come from."""
+        return self.seed_label or self.label
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,7 @@ class Experiment:
                     "env_id": p.env_id,
                     "env": dict(p.env_kwargs),
                     "agents": list(p.agents),
+                    **({"seed_label": p.seed_label} if p.seed_label else {}),
                 }
                 for p in self.points
             ],
@@ -276,6 +285,7 @@ class _RawPoint:
     env: dict[str, Any]
     agents: list[str] | None
     where: str
+    seed_label: str = ""
 
 
 def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_RawPoint]:
@@ -297,6 +307,9 @@ def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_Ra
     x_key = sweep.get("x")
     if x_key is not None and x_key not in vary and x_key not in zipped:
         raise ConfigError(f"{where}.x: {x_key!r} is not a key of vary or zip")
+    common = sweep.get("common_seeds", False)
+    if not isinstance(common, bool):
+        raise ConfigError(f"{where}.common_seeds: {common!r} must be true or false")
     points = []
     combos = itertools.product(*vary.values()) if vary else [()]
     for combo in combos:
@@ -319,6 +332,7 @@ def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_Ra
                     env=_merge(sweep.get("env", {}), env_values),
                     agents=list(sweep["agents"]) if "agents" in sweep else None,
                     where=where,
+                    seed_label=f"{where}:{sweep.get('panel', '')}" if common else "",
                 )
             )
     return points
@@ -580,6 +594,7 @@ def _build_point(raw: _RawPoint, env: dict[str, Any], all_labels: set[str]) -> P
         setting,
         tuple(raw.agents or ()),
         problem.k,
+        raw.seed_label,
     )
 
 

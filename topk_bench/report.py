@@ -439,7 +439,7 @@ def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
     for p in manifest.get("points", []) or [{"label": q} for q in df["point"].unique()]:
         label = p["label"]
         stored = seeds.get(label)
-        expected = env_seed(name, label, int(df["run"].min()), base_seed)
+        expected = env_seed(name, p.get("seed_label", label), int(df["run"].min()), base_seed)
         prow.append([label, "-" if stored is None else int(stored), expected,
                      "yes" if stored is None or int(stored) == expected else "NO"])  # fmt: skip
     parts.append(

@@ -119,10 +119,10 @@ def plan_chunks(
                     agent_params=dict(agent.params),
                     runs=part,
                     env_seeds=tuple(
-                        seeds.env_seed(exp.name, point.label, r, base_seed) for r in part
+                        seeds.env_seed(exp.name, point.seed_name, r, base_seed) for r in part
                     ),
                     agent_seeds=tuple(
-                        seeds.agent_seed(exp.name, point.label, r, agent.label, base_seed)
+                        seeds.agent_seed(exp.name, point.seed_name, r, agent.label, base_seed)
                         for r in part
                     ),
                 )

@@ -16,7 +16,7 @@ Top level::
     env          table            env kwargs shared by every point
     x            str              x-axis label of the plots
     agents       [table], req.    {name = str (req.), label = str, params = table}
-    sweeps       [table]          {panel, label, env_id, env, vary, zip, x, agents}
+    sweeps       [table]          {panel, label, env_id, env, vary, zip, x, agents, common_seeds}
     points       [table]          {label (req.), panel, env_id, env, x, agents}
     reduced      table            {runs, env, vary, sweeps, points}: smoke-test mode
     data         table            {param = str, required = bool, help = str, drop = [str]}
@@ -64,6 +64,7 @@ _SWEEP = {
         "zip": _VARY,
         "x": "str",
         "agents": ["str"],
+        "common_seeds": "bool",
     },
 }
 _POINT = {

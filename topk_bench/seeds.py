@@ -14,6 +14,11 @@ Two seeds are derived from it with :class:`numpy.random.SeedSequence`:
   ``env.reset(seed=s)`` would otherwise produce the *same* bit stream and correlate
   the agent's coin flips with the instance draw.
 
+A sweep with ``common_seeds = true`` derives the seeds of all its points from one name
+(the sweep's), so that run r plays the same means, shuffle and reward streams at every
+point: common random numbers across the points (e.g. jun2016's Table 1 compares (b, r)
+pairs on the same episodes, as the paper's ratios of means assume).
+
 Names are hashed with SHA-256 (never Python's salted ``hash()``), so seeds are the
 same in every process, on every machine, for any ``--jobs`` and either backend; the
 rows of a run therefore do not depend on how the episodes were scheduled. Changing a
