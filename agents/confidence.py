@@ -37,6 +37,7 @@ __all__ = [
     "lil_faithful_delta",
     "lil_width",
     "lucb_beta",
+    "lucb_coef",
     "lucb_rate",
     "lucb_width",
 ]
@@ -93,6 +94,19 @@ def lucb_rate(t: float, n_arms: int, delta: float, k1: float) -> float:
     """``log(k1 n max(t, 1)^4 / delta)``: the rate inside :func:`lucb_beta` (compiled)."""
     tt = t if t > 1.0 else 1.0
     return math.log(k1 * n_arms * tt**4 / delta)
+
+
+@numba.njit(cache=True)
+def lucb_coef(u: float, sigma: float) -> float:
+    """The count factor of :func:`lucb_beta`: ``2 sigma / sqrt(2u)`` (compiled, inf at 0).
+
+    ``beta(u, t) = sqrt(lucb_rate(t, ...)) * lucb_coef(u, sigma)`` (the same formula as
+    :func:`lucb_width`, split into a factor of the round and one of the arm's count: the
+    LUCB family's kernels key their structures by the count factor).
+    """
+    if u <= 0:
+        return np.inf
+    return 2.0 * sigma / math.sqrt(2.0 * u)
 
 
 @numba.njit(cache=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.lucb_common import LilFamily
+from agents.lucb_common import RULE_BOTH, LilFamily
 
 __all__ = ["LilLUCB"]
 
@@ -41,7 +41,7 @@ class LilLUCB(LilFamily):
     """
 
     name = "lil_lucb"
-    choice = "both"
+    rule = RULE_BOTH
     guarantee = "union"
 
     def _widths(self, n: int, k: int, lil_delta: float) -> tuple[float, float]:

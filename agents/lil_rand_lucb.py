@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.lucb_common import LilFamily
+from agents.lucb_common import RULE_RANDOM, LilFamily
 
 __all__ = ["LilRandLUCB"]
 
@@ -53,7 +53,7 @@ class LilRandLUCB(LilFamily):
     """
 
     name = "lil_rand_lucb"
-    choice = "random"
+    rule = RULE_RANDOM
     guarantee = "theorem_3_1"
 
     def _widths(self, n: int, k: int, lil_delta: float) -> tuple[float, float]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from agents.base import check_probability
-from agents.lucb_common import CountTable, LUCBFamily
+from agents.lucb_common import RADIUS_LUCB1, RULE_BOTH, LUCBFamily
 
 __all__ = ["LUCB"]
 
@@ -46,14 +44,14 @@ class LUCB(LUCBFamily):
     * ``t`` counts LUCB rounds (two pulls each), starting at 1 after the initial pull of
       every arm, as in the paper's loop.
     * Ties are broken uniformly at random (paper-notes).
-    * Speed: ``beta`` grows with ``t`` for every arm, so the bound heaps of
-      :mod:`agents.lucb_common` are keyed at a reference round and queried with a
-      slack (exact), and re-keyed, O(n), when the slack admits too many candidates.
+    * Speed: ``beta(u, t) = sqrt(log(k1 n t^4 / delta)) * 2 sigma / sqrt(2u)`` grows with
+      ``t`` for every arm, so the bound heaps of :mod:`agents.lucb_common` are keyed at a
+      reference round and queried with a slack (exact), and re-keyed, O(n), when the
+      slack admits too many candidates.
     """
 
     name = "lucb"
-    _time_varying = True
-    choice = "both"
+    rule = RULE_BOTH
 
     def __init__(
         self,
@@ -73,15 +71,6 @@ class LUCB(LUCBFamily):
         self.epsilon = float(epsilon)
         self.k1 = float(k1)
 
-    def _setup(self) -> None:
-        sigma = self.problem.sigma
-        # beta(u, t) = scale(t) * coef(u), coef(u) = 2 sigma / sqrt(2u)
-        self._a = self._b = CountTable(lambda u: sigma * np.sqrt(2.0 / u))
-        self._log_base = math.log(self.k1 * self.problem.n_arms / self.delta)
-
-    def _scale(self) -> float:
-        t = max(self._rounds, 1)
-        return math.sqrt(self._log_base + 4.0 * math.log(t))
-
-    def _stop(self, lcb_h: float, ucb_l: float) -> bool:
-        return ucb_l - lcb_h < self.epsilon
+    def params(self) -> np.ndarray:
+        """``prm``: LUCB1's radius (``delta``, ``k1``) and stop rule ``UCB_l - LCB_h < epsilon``."""
+        return self._prm(stop_eps=self.epsilon, radius=RADIUS_LUCB1, delta=self.delta, k1=self.k1)

@@ -8,489 +8,563 @@ Every member (Kalyanakrishnan et al. 2012; Jamieson & Nowak 2014; Simchowitz et 
 3. finds ``h = argmin_{High} LCB`` and ``l = argmax_{Low} UCB``, with
    ``LCB_i = mean_i - scale * a(T_i)`` and ``UCB_i = mean_i + scale * b(T_i)``, where the
    radius coefficients ``a`` and ``b`` depend only on the arm's own pull count ``T_i``
-   and ``scale`` is 1 (lil' bounds) or grows with time (LUCB1);
-4. stops and answers ``High`` when ``LCB_h >= UCB_l`` (:meth:`LUCBFamily._stop`), else
-   pulls the arms its sampling rule picks (:attr:`LUCBFamily.choice`: ``h`` and ``l``;
-   one of them at random; or, via :meth:`LUCBFamily._choose`, another arm) and goes
+   and ``scale`` is 1 (lil' bounds) or grows with the round (LUCB1);
+4. stops and answers ``High`` when ``LCB_h >= UCB_l`` (LUCB1: ``UCB_l - LCB_h <
+   epsilon``), else pulls the arms its sampling rule picks (``h`` and ``l``; one of
+   them at random; or lil'CLUCB's arm of largest radius in ``M (+) M~``) and goes
    back to 2.
 
-The members differ only in ``a``, ``b``, ``scale``, the stop rule's tolerance and the
-sampling rule; each is a small module on top of :class:`LUCBFamily` (or
-:class:`LilFamily`, which adds the faithful/heuristic parameters of Jiang et al. Sec. 5).
+The members differ only in ``a``, ``b``, ``scale``, the stop rule and the sampling
+rule: one compiled generator (:func:`run`) plays them all, told which by its parameter
+vector ``prm`` (layout: the ``P_*`` indices below; each member's ``params``). Its
+module keeps only the agent class.
 
-Incremental state, so that a round costs O(log n) instead of a scan of the arms:
+Incremental state, so that a round costs O(log n) instead of a scan of the arms (all
+in preallocated arrays, compiled helpers):
 
 * after a round only the pulled arms' means and counts change, so only their bounds do
   (the radius depends on the arm's own count);
-* four heaps with lazy invalidation hold ``High`` by mean (weakest on top), ``Low`` by
-  mean (strongest on top), ``High`` by LCB and ``Low`` by UCB. An entry carries the
-  arm's version; updating an arm or moving it between ``High`` and ``Low`` bumps the
-  version and pushes fresh entries, stale ones are dropped when they reach the top,
-  and a heap is filtered when its stale entries outnumber its live ones (+64);
+* four indexed binary heaps (arm positions kept, so an arm is updated, inserted or
+  removed in O(log n)) hold ``High`` by mean (weakest on top), ``Low`` by mean
+  (strongest on top), ``High`` by LCB (smallest on top) and ``Low`` by UCB (largest
+  on top); ``ctx.status`` marks ``High`` (:data:`~agents.engine.ACCEPTED`);
 * after the pulled arms are updated, ``High``/``Low`` are repaired by swapping the
   weakest ``High`` arm with the strongest ``Low`` arm while they are out of order (at
   most one swap per changed arm);
-* LUCB1's radius grows with the round ``t`` for every arm (``scale``). Bound heaps
+* LUCB1's radius grows with the round ``t`` for every arm (``scale``). The bound heaps
   are keyed at a reference scale ``c_ref``; at ``c >= c_ref`` an arm's bound moves by
   at most ``(c - c_ref) * coef_max`` (``coef_max`` = the coefficient at the smallest
-  count of any arm), so the exact extreme is found by popping the few entries within
-  that slack of the top; the heaps are re-keyed at the current scale when that set
-  grows past :attr:`LUCBFamily.rebuild_pops` entries.
+  count of any arm, the coefficient decreasing in the count), so the exact extreme is
+  found by visiting, best first, the heap entries within that slack of the top
+  (:func:`_slack_best`); the heaps are re-keyed at the current scale, O(n), when
+  one query visits more than ``rebuild_pops`` entries;
+* lil'CLUCB's ``M (+) M~`` is read off the two bound heaps in lockstep, best first
+  (:func:`_clucb_pick`), O(m log m) for a difference of ``2m`` arms.
 
-Requests: a round of one arm is a :class:`~agents.base.PullOne` (one instance per
-arm, cached), the fast path of :func:`agents.run_episode`. A round of two arms is one
-:class:`~agents.base.Pull` (one batch when the batch model allows it); with
-``batch_size=1`` it is yielded as two ``PullOne`` s instead, fewest pulls first and
-ties at random: the same schedule (and the same batches) RoundRobin makes, without
-its cost. The first round is :meth:`~agents.base.ScriptedAgent._each_once` (also
-``PullOne`` s, in RoundRobin's order, at ``batch_size=1``).
+Requests: the first round is one request of every arm once; a round of one arm is
+``yield arm``; a round of two arms is :func:`~agents.engine.request_two` (one batch
+when the batch model allows it), and with ``batch_size=1`` two one-pull steps, fewest
+pulls first and ties at random: the schedule RoundRobin makes, without its cost.
 
-Ties (equal means, equal bounds) are broken uniformly at random, as paper-notes
-require, by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever the arm's
-statistics change) that orders otherwise equal entries; the initial ``High`` is the
-top ``k`` by (mean, key). All randomness comes from ``self.rng``.
+Ties (equal means, equal bounds, equal radii) are broken uniformly at random, as
+paper-notes require, by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever
+the arm's statistics change) that orders otherwise equal entries; the initial ``High``
+is the top ``k`` by (mean, key). All randomness comes from ``ctx.rng``, in this order:
+the first round's scheduling (engine), one key per arm (arm order) after it, then per
+round the sampling rule's coin (lil'RandLUCB: one uniform), the order of a pair at
+``batch_size=1`` when both arms have as many pulls (one uniform), and a new key for
+each pulled arm (``h`` before ``l``).
+
+Anytime answer (the budget ends before the stop rule): the ``k`` largest empirical
+means, ties at random (:data:`~agents.engine.RULE_EMPIRICAL`): ``High`` updated with
+the last pulls.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections.abc import Callable, Generator
+from typing import ClassVar
 
+import numba
 import numpy as np
 
-from agents import confidence
+from agents import confidence, engine
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
-    Pull,
-    PullOne,
-    Request,
     ScriptedAgent,
     check_probability,
 )
 
-__all__ = ["VARIANTS", "CountTable", "LUCBFamily", "LilFamily"]
+__all__ = ["VARIANTS", "LUCBFamily", "LilFamily", "episode", "run"]
 
 VARIANTS = ("faithful", "heuristic")
 
-_push = heapq.heappush
-_pop = heapq.heappop
+#: ``prm`` layout: sampling rule, stop tolerance, radius family, the lil' parameters
+#: ``eps``, ``w`` of the LCB and of the UCB, LUCB1's ``delta`` and ``k1``, and the
+#: re-keying threshold of a time-varying radius.
+P_RULE, P_STOP_EPS, P_RADIUS, P_EPS, P_W_LOW, P_W_UP, P_DELTA, P_K1, P_REBUILD = range(9)
+NP = 9
+#: sampling rules: pull ``h`` and ``l``; ``h`` with probability ``T_l / (T_h + T_l)``
+#: else ``l`` (lil'RandLUCB); the arm of largest radius in ``M (+) M~`` (lil'CLUCB).
+RULE_BOTH, RULE_RANDOM, RULE_CLUCB = 0, 1, 2
+#: radius families: lil' ``U(T, w)`` (scale 1); LUCB1's ``beta(T, t)`` (scale grows with t).
+RADIUS_LIL, RADIUS_LUCB1 = 0, 1
+#: ``prm[P_STOP_EPS] < 0``: stop when ``LCB_h >= UCB_l``; else when ``UCB_l - LCB_h < eps``.
+STOP_PLAIN = -1.0
+
+#: the heaps: High by mean (weakest on top), Low by mean (strongest), High by LCB
+#: (smallest), Low by UCB (largest). Each is a max-heap of (key, sign * tb).
+HM, LM, HL, LU = 0, 1, 2, 3
+#: registers of the state (``fs`` floats, ``js`` ints).
+F_CREF = 0
+J_TMIN, J_AT_MIN = 0, 1
 
 
-class CountTable:
-    """``f(t)`` for integer pull counts ``t >= 1``, cached in a list (computed in numpy blocks).
+# ------------------------------------------------------------- indexed heaps
+@numba.njit(cache=True)
+def _above(key, sgn, tb, q, a, b):
+    """Whether arm ``a`` ranks above arm ``b`` in heap ``q``: larger key, then larger ``sgn tb``."""
+    ka = key[q, a]
+    kb = key[q, b]
+    return ka > kb or (ka == kb and sgn[q] * tb[a] > sgn[q] * tb[b])
 
-    ``values[t]`` is ``f(t)`` for ``t < len(values)`` (``values[0] = inf``); call the table
-    for larger ``t``. Counts beyond ``2**20`` are computed on demand, not cached.
+
+@numba.njit(cache=True)
+def _down(heap, pos, key, size, sgn, tb, q, j):
+    m = size[q]
+    a = heap[q, j]
+    while True:
+        c = 2 * j + 1
+        if c >= m:
+            break
+        if c + 1 < m and _above(key, sgn, tb, q, heap[q, c + 1], heap[q, c]):
+            c += 1
+        if not _above(key, sgn, tb, q, heap[q, c], a):
+            break
+        heap[q, j] = heap[q, c]
+        pos[q, heap[q, j]] = j
+        j = c
+    heap[q, j] = a
+    pos[q, a] = j
+
+
+@numba.njit(cache=True)
+def _sift(heap, pos, key, size, sgn, tb, q, j):
+    """Restore heap ``q`` around position ``j`` (up, then down)."""
+    a = heap[q, j]
+    while j > 0:
+        p = (j - 1) >> 1
+        if not _above(key, sgn, tb, q, a, heap[q, p]):
+            break
+        heap[q, j] = heap[q, p]
+        pos[q, heap[q, j]] = j
+        j = p
+    heap[q, j] = a
+    pos[q, a] = j
+    _down(heap, pos, key, size, sgn, tb, q, j)
+
+
+@numba.njit(cache=True)
+def _insert(heap, pos, key, size, sgn, tb, q, a):
+    j = size[q]
+    heap[q, j] = a
+    pos[q, a] = j
+    size[q] = j + 1
+    _sift(heap, pos, key, size, sgn, tb, q, j)
+
+
+@numba.njit(cache=True)
+def _remove(heap, pos, key, size, sgn, tb, q, a):
+    j = pos[q, a]
+    last = size[q] - 1
+    size[q] = last
+    pos[q, a] = -1
+    if j != last:
+        b = heap[q, last]
+        heap[q, j] = b
+        pos[q, b] = j
+        _sift(heap, pos, key, size, sgn, tb, q, j)
+
+
+@numba.njit(cache=True)
+def _heapify(heap, pos, key, size, sgn, tb, q):
+    for j in range(size[q] // 2 - 1, -1, -1):
+        _down(heap, pos, key, size, sgn, tb, q, j)
+
+
+# ------------------------------------------------------------------ radii
+@numba.njit(cache=True)
+def _coef(prm, t, low_side, sigma):
+    """The radius coefficient ``a(t)`` (``low_side=False``) or ``b(t)`` of ``t`` pulls."""
+    if prm[P_RADIUS] == RADIUS_LUCB1:
+        return confidence.lucb_coef(float(t), sigma)
+    w = prm[P_W_UP] if low_side else prm[P_W_LOW]
+    return confidence.lil_width(float(t), w, prm[P_EPS], sigma)
+
+
+@numba.njit(cache=True)
+def _scale(prm, n, rounds):
+    """The radius multiplier at round ``rounds`` (LUCB1: ``sqrt(log(k1 n t^4 / delta))``)."""
+    if prm[P_RADIUS] == RADIUS_LUCB1:
+        return math.sqrt(confidence.lucb_rate(float(rounds), n, prm[P_DELTA], prm[P_K1]))
+    return 1.0
+
+
+# ------------------------------------------------------------------ state
+@numba.njit(cache=True)
+def _set_side(st, ctx, prm, i, high, sigma):
+    """Put arm ``i`` into ``High`` (``high``) or ``Low`` with keys at ``c_ref``."""
+    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js = st
+    mu = ctx.means[i]
+    c_ref = fs[F_CREF]
+    if high:
+        ctx.status[i] = engine.ACCEPTED
+        la[i] = _coef(prm, seen[i], False, sigma)
+        key[HM, i] = -mu
+        key[HL, i] = -(mu - c_ref * la[i])
+        _insert(heap, pos, key, size, sgn, tb, HM, i)
+        _insert(heap, pos, key, size, sgn, tb, HL, i)
+    else:
+        ctx.status[i] = engine.UNDECIDED
+        ub[i] = _coef(prm, seen[i], True, sigma)
+        key[LM, i] = mu
+        key[LU, i] = mu + c_ref * ub[i]
+        _insert(heap, pos, key, size, sgn, tb, LM, i)
+        _insert(heap, pos, key, size, sgn, tb, LU, i)
+
+
+@numba.njit(cache=True)
+def _build(ctx, prm, c_ref):
+    """The state after the first round: keys, High = top ``k`` by (mean, key), the heaps.
+
+    Returns ``(heap, pos, key, size, sgn, tb, la, ub, seen, fs, js)``: the four heaps
+    (``heap[q]``, ``pos[q, arm]``, ``key[q, arm]``, ``size[q]``, tie sign ``sgn[q]``),
+    the tie keys, the coefficients ``a``/``b`` of each arm's side, the counts folded in,
+    and the registers (``c_ref``; the smallest count and how many arms have it).
     """
+    n = ctx.counts.shape[0]
+    k = ctx.answer.shape[0]
+    sigma = ctx.fv[engine.SIGMA]
+    heap = np.zeros((4, n), dtype=np.int64)
+    pos = np.full((4, n), -1, dtype=np.int64)
+    key = np.zeros((4, n))
+    size = np.zeros(4, dtype=np.int64)
+    sgn = np.array([-1.0, 1.0, -1.0, -1.0])
+    tb = np.empty(n)
+    for i in range(n):
+        tb[i] = ctx.rng.random()
+    la = np.zeros(n)
+    ub = np.zeros(n)
+    seen = ctx.counts.copy()
+    fs = np.zeros(2)
+    fs[F_CREF] = c_ref
+    js = np.zeros(2, dtype=np.int64)
+    tmin = seen[0]
+    for i in range(n):
+        if seen[i] < tmin:
+            tmin = seen[i]
+    at = 0
+    for i in range(n):
+        if seen[i] == tmin:
+            at += 1
+    js[J_TMIN], js[J_AT_MIN] = tmin, at
+    by_tb = np.argsort(tb)
+    vals = np.empty(n)
+    for j in range(n):
+        vals[j] = ctx.means[by_tb[j]]
+    order = by_tb[np.argsort(vals, kind="mergesort")]  # ascending (mean, key)
+    st = (heap, pos, key, size, sgn, tb, la, ub, seen, fs, js)
+    for j in range(n):
+        _set_side(st, ctx, prm, order[j], j >= n - k, sigma)
+    return st
 
-    __slots__ = ("_fn", "values")
-    _CAP = 1 << 20
 
-    def __init__(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
-        self._fn = fn
-        self.values: list[float] = [math.inf]
+@numba.njit(cache=True)
+def _count_moved(st, old, new):
+    """An arm went from ``old`` to ``new`` pulls: keep the smallest count of any arm."""
+    seen, js = st[8], st[10]
+    if old != js[J_TMIN]:
+        return
+    js[J_AT_MIN] -= 1
+    if js[J_AT_MIN] > 0:
+        return
+    tmin = seen[0]
+    for i in range(seen.shape[0]):
+        if seen[i] < tmin:
+            tmin = seen[i]
+    at = 0
+    for i in range(seen.shape[0]):
+        if seen[i] == tmin:
+            at += 1
+    js[J_TMIN], js[J_AT_MIN] = tmin, at
 
-    def __call__(self, t: int) -> float:
-        values = self.values
-        if t < len(values):
-            return values[t]
-        if t >= self._CAP:
-            return float(np.asarray(self._fn(np.array([float(t)])))[0])
-        n = len(values)
-        stop = min(max(2 * n, t + 1, 1024), self._CAP)
-        values.extend(np.asarray(self._fn(np.arange(n, stop, dtype=np.float64))).tolist())
-        return values[t]
+
+@numba.njit(cache=True)
+def _fold(st, ctx, prm, i):
+    """Fold arm ``i``'s new count and mean into the state (new tie key); False if unchanged."""
+    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js = st
+    c = ctx.counts[i]
+    if c == seen[i]:
+        return False
+    old = seen[i]
+    seen[i] = c
+    _count_moved(st, old, c)
+    sigma = ctx.fv[engine.SIGMA]
+    mu = ctx.means[i]
+    tb[i] = ctx.rng.random()
+    c_ref = fs[F_CREF]
+    if ctx.status[i] == engine.ACCEPTED:
+        la[i] = _coef(prm, c, False, sigma)
+        key[HM, i] = -mu
+        key[HL, i] = -(mu - c_ref * la[i])
+        _sift(heap, pos, key, size, sgn, tb, HM, pos[HM, i])
+        _sift(heap, pos, key, size, sgn, tb, HL, pos[HL, i])
+    else:
+        ub[i] = _coef(prm, c, True, sigma)
+        key[LM, i] = mu
+        key[LU, i] = mu + c_ref * ub[i]
+        _sift(heap, pos, key, size, sgn, tb, LM, pos[LM, i])
+        _sift(heap, pos, key, size, sgn, tb, LU, pos[LU, i])
+    return True
 
 
+@numba.njit(cache=True)
+def _repair(st, ctx, prm):
+    """Swap the weakest High arm and the strongest Low arm while out of (mean, key) order."""
+    heap, pos, key, size, sgn, tb = st[0], st[1], st[2], st[3], st[4], st[5]
+    sigma = ctx.fv[engine.SIGMA]
+    means = ctx.means
+    while True:
+        w = heap[HM, 0]
+        s = heap[LM, 0]
+        if means[w] > means[s] or (means[w] == means[s] and tb[w] >= tb[s]):
+            return
+        _remove(heap, pos, key, size, sgn, tb, HM, w)
+        _remove(heap, pos, key, size, sgn, tb, HL, w)
+        _remove(heap, pos, key, size, sgn, tb, LM, s)
+        _remove(heap, pos, key, size, sgn, tb, LU, s)
+        _set_side(st, ctx, prm, w, False, sigma)
+        _set_side(st, ctx, prm, s, True, sigma)
+
+
+@numba.njit(cache=True)
+def _rekey(st, ctx, c):
+    """Re-key the bound heaps at scale ``c`` (O(n))."""
+    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js = st
+    means = ctx.means
+    fs[F_CREF] = c
+    for j in range(size[HL]):
+        i = heap[HL, j]
+        key[HL, i] = -(means[i] - c * la[i])
+    for j in range(size[LU]):
+        i = heap[LU, j]
+        key[LU, i] = means[i] + c * ub[i]
+    _heapify(heap, pos, key, size, sgn, tb, HL)
+    _heapify(heap, pos, key, size, sgn, tb, LU)
+
+
+# ---------------------------------------------------------- best-first walks
+@numba.njit(cache=True)
+def _aux_push(aux, na, heap, key, sgn, tb, q, p):
+    """Push heap position ``p`` of heap ``q`` on the max-heap ``aux[:na]``; the new size."""
+    j = na
+    a = heap[q, p]
+    while j > 0:
+        par = (j - 1) >> 1
+        if not _above(key, sgn, tb, q, a, heap[q, aux[par]]):
+            break
+        aux[j] = aux[par]
+        j = par
+    aux[j] = p
+    return na + 1
+
+
+@numba.njit(cache=True)
+def _aux_pop(aux, na, heap, key, sgn, tb, q):
+    """Remove the top of ``aux[:na]`` (the caller read it); the new size."""
+    na -= 1
+    if na == 0:
+        return 0
+    p = aux[na]
+    a = heap[q, p]
+    j = 0
+    while True:
+        c = 2 * j + 1
+        if c >= na:
+            break
+        if c + 1 < na and _above(key, sgn, tb, q, heap[q, aux[c + 1]], heap[q, aux[c]]):
+            c += 1
+        if not _above(key, sgn, tb, q, heap[q, aux[c]], a):
+            break
+        aux[j] = aux[c]
+        j = c
+    aux[j] = p
+    return na
+
+
+@numba.njit(cache=True)
+def _slack_best(st, means, q, c, dlt, cmax, aux):
+    """Exact ``(arm, value, visited)`` of the best entry of bound heap ``q`` at scale ``c``.
+
+    Entries are keyed at ``c_ref = c - dlt``; an entry's value at ``c`` is at most its
+    key plus ``dlt * cmax``, and so is every entry below it, so entries are visited in
+    key order until that bound falls below the best value found (value: ``-LCB`` for
+    ``HL``, ``UCB`` for ``LU``; ties to the smaller tie key).
+    """
+    heap, key, size, sgn, tb, la, ub = st[0], st[2], st[3], st[4], st[5], st[6], st[7]
+    best = -1
+    best_v = -np.inf
+    visited = 0
+    m = size[q]
+    na = _aux_push(aux, 0, heap, key, sgn, tb, q, 0)
+    while na > 0:
+        p = aux[0]
+        a = heap[q, p]
+        bound = key[q, a] + dlt * cmax
+        if bound + 1e-9 * (1.0 + abs(bound)) < best_v:
+            break
+        na = _aux_pop(aux, na, heap, key, sgn, tb, q)
+        visited += 1
+        if q == HL:
+            v = -(means[a] - c * la[a])
+        else:
+            v = means[a] + c * ub[a]
+        if v > best_v or (v == best_v and tb[a] < tb[best]):
+            best, best_v = a, v
+        for ch in (2 * p + 1, 2 * p + 2):
+            if ch < m:
+                na = _aux_push(aux, na, heap, key, sgn, tb, q, ch)
+    return best, best_v, visited
+
+
+@numba.njit(cache=True)
+def _clucb_pick(st, aux_h, aux_l):
+    """lil'CLUCB's arm: the largest radius in ``M (+) M~`` (ties: smaller tie key).
+
+    With ``a_1 <= a_2 <= ...`` the LCBs in ``High`` and ``b_1 >= b_2 >= ...`` the UCBs in
+    ``Low`` (the bound heaps' orders), ``M~`` swaps in exactly the pairs ``j`` with
+    ``b_j > a_j`` (a prefix); the heaps are walked best first, in lockstep.
+    """
+    heap, key, size, sgn, tb, la, ub = st[0], st[2], st[3], st[4], st[5], st[6], st[7]
+    nh = _aux_push(aux_h, 0, heap, key, sgn, tb, HL, 0)
+    nl = _aux_push(aux_l, 0, heap, key, sgn, tb, LU, 0)
+    best = -1
+    best_rad = -1.0
+    mh, ml = size[HL], size[LU]
+    while nh > 0 and nl > 0:
+        ph, pl = aux_h[0], aux_l[0]
+        a, b = heap[HL, ph], heap[LU, pl]
+        if not key[LU, b] > -key[HL, a]:  # UCB_j <= LCB_j: no more swapped pairs
+            break
+        nh = _aux_pop(aux_h, nh, heap, key, sgn, tb, HL)
+        nl = _aux_pop(aux_l, nl, heap, key, sgn, tb, LU)
+        for ch in (2 * ph + 1, 2 * ph + 2):
+            if ch < mh:
+                nh = _aux_push(aux_h, nh, heap, key, sgn, tb, HL, ch)
+        for ch in (2 * pl + 1, 2 * pl + 2):
+            if ch < ml:
+                nl = _aux_push(aux_l, nl, heap, key, sgn, tb, LU, ch)
+        if la[a] > best_rad or (la[a] == best_rad and tb[a] < tb[best]):
+            best, best_rad = a, la[a]
+        if ub[b] > best_rad or (ub[b] == best_rad and tb[b] < tb[best]):
+            best, best_rad = b, ub[b]
+    return best
+
+
+@numba.njit(cache=True)
+def _extremes(st, ctx, prm, rounds, aux):
+    """``(h, LCB_h, l, UCB_l)`` at round ``rounds`` (re-keys the bound heaps when needed)."""
+    heap, key, fs, js = st[0], st[2], st[9], st[10]
+    n = ctx.counts.shape[0]
+    c = _scale(prm, n, rounds)
+    dlt = c - fs[F_CREF]
+    if dlt == 0.0:
+        h, l_ = heap[HL, 0], heap[LU, 0]
+        return h, -key[HL, h], l_, key[LU, l_]
+    # the coefficient decreases with the count: the largest is at the smallest count
+    cmax = _coef(prm, js[J_TMIN], False, ctx.fv[engine.SIGMA])
+    cmax_up = _coef(prm, js[J_TMIN], True, ctx.fv[engine.SIGMA])
+    if cmax_up > cmax:
+        cmax = cmax_up
+    h, v_h, vis_h = _slack_best(st, ctx.means, HL, c, dlt, cmax, aux)
+    l_, v_l, vis_l = _slack_best(st, ctx.means, LU, c, dlt, cmax, aux)
+    if max(vis_h, vis_l) > prm[P_REBUILD]:
+        _rekey(st, ctx, c)
+    return h, -v_h, l_, v_l
+
+
+# -------------------------------------------------------------- the algorithm
+@numba.njit
+def run(ctx, prm):
+    """The LUCB family (the compiled algorithm; ``prm`` as a member's ``params``)."""
+    iv = ctx.iv
+    n = iv[engine.N]
+    counts, rng = ctx.counts, ctx.rng
+    rule = int(prm[P_RULE])
+    stop_eps = prm[P_STOP_EPS]
+    serial = iv[engine.B] == 1
+    yield engine.request_each(ctx, np.arange(n), 1)
+    rounds = 1
+    st = _build(ctx, prm, _scale(prm, n, rounds))
+    aux = np.empty(n + 2, dtype=np.int64)
+    aux_l = np.empty(n + 2, dtype=np.int64)
+    high = np.empty(iv[engine.K], dtype=np.int64)
+    while True:
+        h, lcb_h, l_, ucb_l = _extremes(st, ctx, prm, rounds, aux)
+        if (lcb_h >= ucb_l) if stop_eps < 0.0 else (ucb_l - lcb_h < stop_eps):
+            j = 0
+            for i in range(n):
+                if ctx.status[i] == engine.ACCEPTED:
+                    high[j] = i
+                    j += 1
+            engine.finish(ctx, high)
+            return
+        if rule == RULE_BOTH:
+            if not serial:
+                yield engine.request_two(ctx, h, l_)
+            else:
+                # RoundRobin's order: fewest pulls first, ties at random
+                tie = counts[l_] == counts[h]
+                first = l_ if counts[l_] < counts[h] or (tie and engine.below(rng, 2) == 1) else h
+                yield first
+                yield l_ if first == h else h
+            changed = _fold(st, ctx, prm, h)
+            changed = _fold(st, ctx, prm, l_) or changed
+        else:
+            if rule == RULE_RANDOM:
+                th, tl = counts[h], counts[l_]
+                arm = h if rng.random() * (th + tl) < tl else l_
+            else:
+                arm = _clucb_pick(st, aux, aux_l)
+            yield arm
+            changed = _fold(st, ctx, prm, arm)
+        if changed:
+            _repair(st, ctx, prm)
+        rounds += 1
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+
+
+# ------------------------------------------------------------------ classes
 class LUCBFamily(ScriptedAgent):
     """Base of the LUCB-style agents (see the module docstring); not registered itself.
 
-    Subclasses set up the radius coefficients in :meth:`_setup` (``self._a`` and
-    ``self._b``, :class:`CountTable` s) and pick a sampling rule (:attr:`choice`, or
-    ``choice = None`` and :meth:`_choose`); LUCB1 also overrides :meth:`_scale` (and
-    sets ``_time_varying``) and :meth:`_stop`. Works in fixed confidence (stops by its
-    rule) and in fixed budget (anytime: :meth:`current_answer` is the current ``High``).
+    Subclasses set :attr:`rule` (``RULE_*``) and implement :meth:`params` (the ``prm``
+    vector, layout ``P_*``). Works in fixed confidence (stops by its rule) and in fixed
+    budget (anytime: the ``k`` largest empirical means, i.e. ``High`` updated with the
+    last pulls).
     """
 
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
-    #: re-key the bound heaps when one query of a time-varying radius pops more entries.
-    rebuild_pops = 12
-    #: True when :meth:`_scale` varies (LUCB1): track the smallest count for the slack.
-    _time_varying = False
-    _BUFFER = 4096
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_EMPIRICAL
+    #: the sampling rule (``RULE_BOTH``, ``RULE_RANDOM`` or ``RULE_CLUCB``).
+    rule: ClassVar[int] = RULE_BOTH
+    #: re-key the bound heaps when one query of a time-varying radius visits more entries.
+    rebuild_pops: ClassVar[int] = 12
 
-    # ------------------------------------------------------------------ hooks
-    def _setup(self) -> None:
-        """Called at the start of an episode: set ``self._a`` and ``self._b`` (CountTables)."""
-        raise NotImplementedError
+    @property
+    def high(self) -> np.ndarray:
+        """``High`` as of the last round (read-only; empty before the first round ends)."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
 
-    def _scale(self) -> float:
-        """Multiplier of both radii this round; must not decrease within an episode."""
-        return 1.0
-
-    def _stop(self, lcb_h: float, ucb_l: float) -> bool:
-        """Stopping rule of fixed confidence (Jiang et al. Alg. 1: ``LCB_h >= UCB_l``)."""
-        return lcb_h >= ucb_l
-
-    #: the sampling rule: ``"both"`` pulls ``h`` and ``l`` (LUCB); ``"random"`` pulls ``h``
-    #: with probability ``T_l / (T_h + T_l)``, else ``l`` (lil'RandLUCB); ``None`` calls
-    #: :meth:`_choose`.
-    choice: str | None = "both"
-
-    def _choose(self, h: int, l: int) -> tuple[int, ...]:  # noqa: E741
-        """The arms to pull this round (distinct), given ``h`` and ``l`` (``choice=None``)."""
-        raise NotImplementedError
-
-    # -------------------------------------------------------------- algorithm
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        n = self.problem.n_arms
-        self._built = False
-        self._pending: tuple[int, ...] = ()
-        self._ubuf: list[float] = []
-        self._single: list[PullOne | None] = [None] * n
-        self._rounds = 0  # LUCB rounds (counted for time-varying radii only)
-        # With batch_size=1 a multi-arm request is served one pull per step anyway;
-        # yielding the arms one by one as PullOne (fewest pulls first, ties at random:
-        # what RoundRobin does) is the same schedule and skips the base's RoundRobin.
-        self._serial = self.problem.batch_size == 1
-        self._setup()
-        yield from self._each_once(np.arange(n))
-        self._build()
-        # The loop below is the hot path: state is bound to locals (the containers are
-        # only ever modified in place) and _extremes/_sync/_update are inlined for the
-        # constant-scale (lil') radii.
-        hm, lm, hl, lu = self._hm, self._lm, self._hl, self._lu
-        ver, side, t, m, tbs = self._ver, self._side, self._t, self._m, self._tb
-        la, ub = self._la, self._ub
-        a_fn, b_fn = self._a, self._b
-        a_tab, b_tab = a_fn.values, b_fn.values
-        buf, fill = self._ubuf, self._fill
-        counts, means = self.counts, self.means
-        request, stop, choice = self._request, self._stop, self.choice
-        single = self._single
-        varying, serial = self._time_varying, self._serial
-        plain_stop = type(self)._stop is LUCBFamily._stop  # LCB_h >= UCB_l, inlined
-        limit_high = 4 * self.problem.k + 128  # see _compact
-        limit_low = 4 * (n - self.problem.k) + 128
-        while True:
-            if varying:
-                self._rounds += 1
-                h, lcb_h, l, ucb_l = self._extremes()  # noqa: E741
-            else:
-                e = hl[0]
-                while e[3] != ver[e[2]]:
-                    _pop(hl)
-                    e = hl[0]
-                h, lcb_h = e[2], e[0]
-                e = lu[0]
-                while e[3] != ver[e[2]]:
-                    _pop(lu)
-                    e = lu[0]
-                l, ucb_l = e[2], -e[0]  # noqa: E741
-            if (lcb_h >= ucb_l) if plain_stop else stop(lcb_h, ucb_l):
-                return self._high()
-            if choice == "random":
-                if not buf:
-                    fill()
-                th, tl = t[h], t[l]
-                arms = (h,) if buf.pop() * (th + tl) < tl else (l,)
-            elif choice == "both":
-                arms = (h, l)
-            else:
-                arms = self._choose(h, l)
-            # (_pending stays set after the pulls: _sync skips arms already folded in)
-            self._pending = arms
-            if len(arms) == 1:
-                i = arms[0]
-                yield single[i] or request(arms)
-            elif not serial:
-                yield request(arms)
-            else:
-                for i in self._serial_order(arms):
-                    yield single[i] or request((i,))
-            # inline of _sync/_update for the pulled arms
-            c_ref = self._c_ref
-            changed = False
-            for i in arms:
-                c = counts.item(i)
-                if c == t[i]:
-                    continue
-                changed = True
-                if varying:
-                    self._count_moved(t[i], c)
-                t[i] = c
-                m[i] = mu = means.item(i)
-                if not buf:
-                    fill()
-                tbs[i] = tb = buf.pop()
-                ver[i] = v = ver[i] + 1
-                if side[i]:
-                    la[i] = x = a_tab[c] if c < len(a_tab) else a_fn(c)
-                    _push(hm, (mu, tb, i, v))
-                    _push(hl, (mu - c_ref * x, tb, i, v))
-                else:
-                    ub[i] = x = b_tab[c] if c < len(b_tab) else b_fn(c)
-                    _push(lm, (-mu, -tb, i, v))
-                    _push(lu, (-(mu + c_ref * x), tb, i, v))
-            if changed:
-                # High/Low repair: usually the order holds and two peeks suffice
-                e = hm[0]
-                while e[3] != ver[e[2]]:
-                    _pop(hm)
-                    e = hm[0]
-                f = lm[0]
-                while f[3] != ver[f[2]]:
-                    _pop(lm)
-                    f = lm[0]
-                if e[0] < -f[0] or (e[0] == -f[0] and e[1] < -f[1]):
-                    self._rebalance()
-                if len(hm) + len(hl) > limit_high or len(lm) + len(lu) > limit_low:
-                    self._compact()
-
-    def current_answer(self) -> np.ndarray:
-        """The current ``High`` (top ``k`` empirical means), updated with the last pulls."""
-        if not getattr(self, "_built", False):
-            return super().current_answer()
-        self._sync()
-        return self._high()
-
-    # ------------------------------------------------------------- internals
-    def _fill(self) -> None:
-        """Refill the buffer of uniforms (drawn from ``self.rng`` in blocks)."""
-        self._ubuf.extend(self.rng.random(self._BUFFER).tolist())
-
-    def _uniform(self) -> float:
-        buf = self._ubuf
-        if not buf:
-            self._fill()
-        return buf.pop()
-
-    def _request(self, arms: tuple[int, ...]) -> Pull | PullOne:
-        """The request for ``arms``: one pull each (one-arm requests are cached per arm)."""
-        if len(arms) == 1:
-            i = arms[0]
-            req = self._single[i]
-            if req is None:
-                req = self._single[i] = PullOne(int(i))
-            return req
-        return Pull(np.array(arms, dtype=np.int64), np.ones(len(arms), dtype=np.int64))
-
-    def _serial_order(self, arms: tuple[int, ...]) -> list[int]:
-        """``arms`` in RoundRobin's order: fewest pulls first, ties in random order."""
-        t = self._t
-        return sorted(arms, key=lambda i: (t[i], self._uniform()))
-
-    def _build(self) -> None:
-        """Initial state from ``self.counts``/``self.means`` (every arm pulled once)."""
-        n, k = self.problem.n_arms, self.problem.k
-        self._m = self.means.tolist()
-        self._t = self.counts.tolist()
-        self._ver = [0] * n
-        self._tb = self.rng.random(n).tolist()
-        order = np.lexsort((np.asarray(self._tb), self.means))  # ascending (mean, key)
-        self._side = [False] * n
-        for i in order[n - k :].tolist():
-            self._side[i] = True
-        self._hist: dict[int, int] = {}
-        for c in self._t:
-            self._hist[c] = self._hist.get(c, 0) + 1
-        self._tmin = min(self._t)
-        self._la: list[float] = []
-        self._ub: list[float] = []
-        self._hm: list[tuple] = []
-        self._lm: list[tuple] = []
-        self._hl: list[tuple] = []
-        self._lu: list[tuple] = []
-        self._built = True
-        self._rebuild(self._scale())
-
-    def _rebuild(self, c_ref: float) -> None:
-        """Rebuild the four heaps from the live state, bound keys at scale ``c_ref``.
-
-        Containers are refilled in place (the main loop holds references to them).
-        """
-        a, b = self._a, self._b
-        m, t, tb, ver, side = self._m, self._t, self._tb, self._ver, self._side
-        self._c_ref = c_ref
-        la, ub = self._la, self._ub
-        top = max(t)
-        a(top), b(top)  # extend the tables once; then plain lookups
-        ta, tb_ = a.values, b.values
-        if top < len(ta) and top < len(tb_):
-            la[:] = [ta[x] for x in t]
-            ub[:] = la if b is a else [tb_[x] for x in t]
-        else:  # counts beyond the tables' cap
-            la[:] = [a(x) for x in t]
-            ub[:] = [b(x) for x in t]
-        high = [i for i in range(len(m)) if side[i]]
-        low = [i for i in range(len(m)) if not side[i]]
-        self._hm[:] = [(m[i], tb[i], i, ver[i]) for i in high]
-        self._lm[:] = [(-m[i], -tb[i], i, ver[i]) for i in low]
-        self._hl[:] = [(m[i] - c_ref * la[i], tb[i], i, ver[i]) for i in high]
-        self._lu[:] = [(-(m[i] + c_ref * ub[i]), tb[i], i, ver[i]) for i in low]
-        for heap in (self._hm, self._lm, self._hl, self._lu):
-            heapq.heapify(heap)
-
-    def _compact(self) -> None:
-        """Drop the stale entries of any heap that holds over twice its live ones (+64).
-
-        High holds ``k`` live arms and Low ``n - k``; filtering costs O(len), paid for by
-        the ``>= live + 64`` pushes that made the heap that long.
-        """
-        k = self.problem.k
-        rest = self.problem.n_arms - k
-        ver = self._ver
-        for heap, live in ((self._hm, k), (self._hl, k), (self._lm, rest), (self._lu, rest)):
-            if len(heap) > 2 * live + 64:
-                heap[:] = [e for e in heap if e[3] == ver[e[2]]]
-                heapq.heapify(heap)
-
-    def _top(self, heap: list[tuple]) -> tuple:
-        """The valid top entry of ``heap`` (stale entries dropped)."""
-        ver = self._ver
-        while True:
-            e = heap[0]
-            if e[3] == ver[e[2]]:
-                return e
-            _pop(heap)
-
-    def _sync(self) -> None:
-        """Fold the pending pulls into the state and repair High/Low."""
-        arms = self._pending
-        if not arms:
-            return
-        self._pending = ()
-        counts, means, t = self.counts, self.means, self._t
-        changed = False
-        for i in arms:
-            c = counts.item(i)
-            if c != t[i]:
-                self._update(i, c, means.item(i))
-                changed = True
-        if changed:
-            self._rebalance()
-            self._compact()
-
-    def _update(self, i: int, count: int, mean: float) -> None:
-        """Arm ``i`` now has ``count`` pulls and empirical mean ``mean``."""
-        if self._time_varying:
-            self._count_moved(self._t[i], count)
-        self._t[i] = count
-        self._m[i] = mean
-        self._tb[i] = tb = self._uniform()
-        self._ver[i] = v = self._ver[i] + 1
-        # Only the coefficient of the arm's side is refreshed here; _move refreshes the
-        # other one when the arm changes sides.
-        if self._side[i]:
-            table = self._a.values
-            a = table[count] if count < len(table) else self._a(count)
-            self._la[i] = a
-            _push(self._hm, (mean, tb, i, v))
-            _push(self._hl, (mean - self._c_ref * a, tb, i, v))
-        else:
-            table = self._b.values
-            b = table[count] if count < len(table) else self._b(count)
-            self._ub[i] = b
-            _push(self._lm, (-mean, -tb, i, v))
-            _push(self._lu, (-(mean + self._c_ref * b), tb, i, v))
-
-    def _count_moved(self, old: int, new: int) -> None:
-        """An arm went from ``old`` to ``new`` pulls: keep the smallest count ``_tmin``."""
-        hist = self._hist
-        hist[old] -= 1
-        hist[new] = hist.get(new, 0) + 1
-        if old == self._tmin:
-            while hist.get(self._tmin, 0) == 0:
-                self._tmin += 1
-
-    def _move(self, i: int, to_high: bool) -> None:
-        self._ver[i] = v = self._ver[i] + 1
-        self._side[i] = to_high
-        mean, tb, c, count = self._m[i], self._tb[i], self._c_ref, self._t[i]
-        if to_high:
-            self._la[i] = a = self._a(count)
-            _push(self._hm, (mean, tb, i, v))
-            _push(self._hl, (mean - c * a, tb, i, v))
-        else:
-            self._ub[i] = b = self._b(count)
-            _push(self._lm, (-mean, -tb, i, v))
-            _push(self._lu, (-(mean + c * b), tb, i, v))
-
-    def _rebalance(self) -> None:
-        """Swap the weakest High arm and the strongest Low arm while out of (mean, key) order."""
-        hm, lm, ver = self._hm, self._lm, self._ver
-        while True:
-            eh = hm[0]
-            while eh[3] != ver[eh[2]]:
-                _pop(hm)
-                eh = hm[0]
-            el = lm[0]
-            while el[3] != ver[el[2]]:
-                _pop(lm)
-                el = lm[0]
-            if eh[0] > -el[0] or (eh[0] == -el[0] and eh[1] >= -el[1]):
-                return
-            self._move(eh[2], False)
-            self._move(el[2], True)
-
-    def _extremes(self) -> tuple[int, float, int, float]:
-        """``(h, LCB_h, l, UCB_l)`` at this round's scale."""
-        c = self._scale()
-        dlt = c - self._c_ref
-        if dlt == 0.0:
-            hl, lu, ver = self._hl, self._lu, self._ver
-            eh = hl[0]
-            while eh[3] != ver[eh[2]]:
-                _pop(hl)
-                eh = hl[0]
-            el = lu[0]
-            while el[3] != ver[el[2]]:
-                _pop(lu)
-                el = lu[0]
-            return eh[2], eh[0], el[2], -el[0]
-        coef_a = self._a(self._tmin)
-        coef_b = self._b(self._tmin)
-        h, lcb, pops_h = self._slack_min(self._hl, self._la, coef_a, dlt)
-        l, neg_ucb, pops_l = self._slack_min(self._lu, self._ub, coef_b, dlt)  # noqa: E741
-        if max(pops_h, pops_l) > self.rebuild_pops:
-            self._rebuild(c)
-        return h, lcb, l, -neg_ucb
-
-    def _slack_min(
-        self, heap: list[tuple], coef: list[float], coef_max: float, dlt: float
-    ) -> tuple[int, float, int]:
-        """Exact ``argmin (key - dlt * coef)`` over the valid entries of ``heap``.
-
-        Entries are ``(key, tb, arm, version)`` keyed at ``c_ref``; the value at scale
-        ``c_ref + dlt`` is ``key - dlt * coef[arm] >= key - dlt * coef_max``, so entries
-        are popped in key order until that lower bound exceeds the best value found,
-        then pushed back. Returns ``(arm, value, number popped)``.
-        """
-        ver = self._ver
-        popped = []
-        best = None
-        best_val = math.inf
-        while heap:
-            e = heap[0]
-            i = e[2]
-            if e[3] != ver[i]:
-                _pop(heap)
-                continue
-            if e[0] - dlt * coef_max > best_val:
-                break
-            popped.append(_pop(heap))
-            val = e[0] - dlt * coef[i]
-            if val < best_val or (val == best_val and e[1] < best[1]):
-                best, best_val = e, val
-        for e in popped:
-            _push(heap, e)
-        return best[2], best_val, len(popped)
-
-    def _high(self) -> np.ndarray:
-        side = self._side
-        return np.array([i for i in range(len(side)) if side[i]], dtype=np.int64)
+    def _prm(self, **values: float) -> np.ndarray:
+        """A ``prm`` vector: the rule, ``rebuild_pops``, the plain stop rule, and ``values``."""
+        prm = np.zeros(NP)
+        prm[P_RULE] = self.rule
+        prm[P_STOP_EPS] = STOP_PLAIN
+        prm[P_REBUILD] = self.rebuild_pops
+        names = {"stop_eps": P_STOP_EPS, "radius": P_RADIUS, "eps": P_EPS, "w_low": P_W_LOW,
+                 "w_up": P_W_UP, "delta": P_DELTA, "k1": P_K1}
+        for name, value in values.items():
+            prm[names[name]] = value
+        return prm
 
 
 class LilFamily(LUCBFamily):
@@ -550,7 +624,8 @@ class LilFamily(LUCBFamily):
         """``(w of the LCB radius, w of the UCB radius)``."""
         raise NotImplementedError
 
-    def _setup(self) -> None:
+    def params(self) -> np.ndarray:
+        """``prm``: the rule, the lil' ``eps`` and the ``w`` of each side (Lemma 2.1 checked)."""
         p = self.problem
         eps, lil_delta = self.lil_params(p.n_arms)
         w_low, w_up = self._widths(p.n_arms, p.k, lil_delta)
@@ -562,10 +637,4 @@ class LilFamily(LUCBFamily):
                         f"faithful {self.name}: w={w:.3g} must be < log(1+eps)/e={limit:.3g} "
                         f"(Lemma 2.1); lower delta or raise eps"
                     )
-        sigma = p.sigma
-        self._a = CountTable(lambda t: confidence.lil_bound(t, w_low, eps, sigma))
-        self._b = (
-            self._a
-            if w_up == w_low
-            else CountTable(lambda t: confidence.lil_bound(t, w_up, eps, sigma))
-        )
+        return self._prm(radius=RADIUS_LIL, eps=eps, w_low=w_low, w_up=w_up)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.lucb_common import LilFamily
+from agents.lucb_common import RULE_BOTH, LilFamily
 
 __all__ = ["LUCBPlusPlus"]
 
@@ -42,7 +42,7 @@ class LUCBPlusPlus(LilFamily):
     """
 
     name = "lucb_pp"
-    choice = "both"
+    rule = RULE_BOTH
     guarantee = "theorem_3_1"
 
     def _widths(self, n: int, k: int, lil_delta: float) -> tuple[float, float]:

@@ -10,11 +10,13 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401
-from agents import confidence
+from agents import confidence, engine
+from agents import lucb_common as lc
+from agents.base import Pull, PullOne, ScriptedAgent
 from agents.lil_clucb import LilCLUCB
+from agents.lil_lucb import LilLUCB
 from agents.lil_rand_lucb import LilRandLUCB
 from agents.lucb import LUCB
-from agents.lucb_common import CountTable
 from agents.lucb_pp import LUCBPlusPlus
 
 LIL_NAMES = ("lil_rand_lucb", "lil_clucb", "lil_lucb", "lucb_pp")
@@ -121,11 +123,17 @@ def test_faithful_delta_meets_each_bound_exactly(eps):
         confidence.lil_faithful_delta(nu, eps, "bogus")
 
 
-def test_count_table_matches_lil_bound():
+def test_kernel_radii_match_the_numpy_formulas():
+    """The compiled radii of the LUCB family equal :func:`lil_bound` and :func:`lucb_beta`."""
     w, eps, sigma = 1e-6, 0.01, 0.5
-    table = CountTable(lambda t: confidence.lil_bound(t, w, eps, sigma))
     for t in (1, 2, 7, 1023, 1024, 5000, (1 << 20) + 3):
-        assert table(t) == pytest.approx(float(confidence.lil_bound(t, w, eps, sigma)), rel=1e-12)
+        want = float(confidence.lil_bound(t, w, eps, sigma))
+        assert confidence.lil_width(float(t), w, eps, sigma) == pytest.approx(want, rel=1e-12)
+        for rnd in (1, 37, 10**5):
+            rate = confidence.lucb_rate(float(rnd), 50, 0.01, 1.25)
+            beta = math.sqrt(rate) * confidence.lucb_coef(float(t), sigma)
+            want = float(confidence.lucb_beta(t, rnd, 50, 0.01, sigma, 1.25))
+            assert beta == pytest.approx(want, rel=1e-12)
 
 
 def test_variant_parameters():
@@ -219,85 +227,145 @@ def test_lucb_pp_equals_lil_lucb_heuristic_when_k_is_half():
 
 
 # ---------------------------------------------- incremental state is exact
-def _bounds(agent):
-    """Brute-force (High mask, LCB, UCB) from the agent's own statistics."""
-    t = agent.counts.astype(float)
-    c = agent._scale()
-    lcb = agent.means - c * np.array([agent._a(int(x)) for x in t])
-    ucb = agent.means + c * np.array([agent._b(int(x)) for x in t])
-    high = np.array(agent._side)
-    return high, lcb, ucb
+class _Literal(ScriptedAgent):
+    """The family's loop literally, in Python, for the parameters of a compiled member.
+
+    Every round ``High`` (top ``k`` by (mean, tie key)), every LCB and UCB, ``h``, ``l``
+    and lil'CLUCB's ``M~`` are recomputed from scratch over all arms, with the tie keys
+    and the draws the kernel makes (module docstring of :mod:`agents.lucb_common`): the
+    episodes must agree exactly (same pulls in the same steps, same answer, same draws).
+    """
+
+    kernel = None
+    episode_kernel = None
+
+    def __init__(self, compiled: lc.LUCBFamily) -> None:
+        super().__init__(seed=None)
+        self.member = compiled
+        self.checked = 0
+
+    def reset(self, problem, *, seed=None):
+        super().reset(problem, seed=seed)
+        self.member.problem = problem
+
+    def _coef(self, prm, t, low_side):
+        sigma = self.problem.sigma
+        if prm[lc.P_RADIUS] == lc.RADIUS_LUCB1:
+            return confidence.lucb_coef(float(t), sigma)
+        w = prm[lc.P_W_UP] if low_side else prm[lc.P_W_LOW]
+        return confidence.lil_width(float(t), w, prm[lc.P_EPS], sigma)
+
+    def _run(self):
+        p, rng = self.problem, self.rng
+        n, k = p.n_arms, p.k
+        prm = self.member.params()
+        lucb1 = prm[lc.P_RADIUS] == lc.RADIUS_LUCB1
+        rule = int(prm[lc.P_RULE])
+        yield Pull.each(np.arange(n), 1)
+        tb = np.array([rng.random() for _ in range(n)])
+        rounds = 1
+        while True:
+            mu, t = self.means.copy(), self.counts.copy()
+            high = np.zeros(n, dtype=bool)
+            high[np.lexsort((tb, mu))[n - k :]] = True
+            c = 1.0
+            if lucb1:
+                c = math.sqrt(confidence.lucb_rate(float(rounds), n, prm[lc.P_DELTA], prm[lc.P_K1]))
+            a = np.array([self._coef(prm, x, False) for x in t])
+            b = np.array([self._coef(prm, x, True) for x in t])
+            lcb, ucb = mu - c * a, mu + c * b
+            hi, lo = np.flatnonzero(high), np.flatnonzero(~high)
+            h = hi[np.lexsort((tb[hi], lcb[hi]))[0]]
+            l_ = lo[np.lexsort((tb[lo], -ucb[lo]))[0]]
+            self.checked += 1
+            eps = prm[lc.P_STOP_EPS]
+            if (lcb[h] >= ucb[l_]) if eps < 0 else (ucb[l_] - lcb[h] < eps):
+                return hi
+            if rule == lc.RULE_BOTH:
+                arms = (h, l_)
+                if p.batch_size == 1:
+                    first = h
+                    if t[l_] < t[h] or (t[l_] == t[h] and engine.below(rng, 2) == 1):
+                        first = l_
+                    yield PullOne(int(first))
+                    yield PullOne(int(l_ if first == h else h))
+                else:
+                    yield Pull(np.array([h, l_], dtype=np.int64), np.ones(2, dtype=np.int64))
+            else:
+                if rule == lc.RULE_RANDOM:
+                    arm = h if rng.random() * (t[h] + t[l_]) < t[l_] else l_
+                else:  # Algorithm 2 literally: M~ = top k revised means; ties: not swapped,
+                    # then by tie key (High arms with larger keys stay, Low arms with smaller come)
+                    revised = np.where(high, lcb, ucb)
+                    m_tilde = np.zeros(n, dtype=bool)
+                    m_tilde[np.lexsort((np.where(high, -tb, tb), ~high, -revised))[:k]] = True
+                    diff = np.flatnonzero(high != m_tilde)
+                    radius = np.where(high, a, b)[diff]
+                    arm = diff[np.lexsort((tb[diff], -radius))[0]]
+                arms = (arm,)
+                yield PullOne(int(arm))
+            for i in arms:
+                if self.counts[i] != t[i]:
+                    tb[i] = rng.random()
+            rounds += 1
 
 
-def _check_round(agent, lcb_h, ucb_l):
-    """The bounds the agent's incremental state gives equal a brute-force recomputation."""
-    high, lcb, ucb = _bounds(agent)
-    assert high.sum() == agent.problem.k
-    assert agent.means[high].min() >= agent.means[~high].max()  # High = top k by mean
-    assert lcb_h == pytest.approx(lcb[high].min(), abs=1e-12)
-    assert ucb_l == pytest.approx(ucb[~high].max(), abs=1e-12)
-    agent.checked = getattr(agent, "checked", 0) + 1
+def _trace(agent, env, seed, fast=False):
+    """The episode's steps (arms, reps) through the step path, and its result."""
+    steps = []
+    one, many = agent.update_one, agent.update
+
+    def update_one(arm, counts, means):
+        steps.append(((int(arm),), (1,)))
+        one(arm, counts, means)
+
+    def update(arms, reps, counts, means):
+        steps.append((tuple(np.asarray(arms).tolist()), tuple(np.asarray(reps).tolist())))
+        many(arms, reps, counts, means)
+
+    agent.update_one, agent.update = update_one, update
+    res = agents.run_episode(env, agent, seed=seed, fast=fast)
+    return steps, res
 
 
-class _CheckedRand(LilRandLUCB):
-    def _stop(self, lcb_h, ucb_l):  # called every round with the state's LCB_h, UCB_l
-        _check_round(self, lcb_h, ucb_l)
-        return super()._stop(lcb_h, ucb_l)
-
-
-class _CheckedPlusPlus(LUCBPlusPlus):
-    def _stop(self, lcb_h, ucb_l):
-        _check_round(self, lcb_h, ucb_l)
-        return super()._stop(lcb_h, ucb_l)
-
-
-class _CheckedLUCB(LUCB):
-    rebuild_pops = 2  # re-key often, to exercise both the slack query and the rebuild
-
-    def _extremes(self):
-        h, lcb_h, lo, ucb_l = super()._extremes()
-        _check_round(self, lcb_h, ucb_l)
-        _, lcb, ucb = _bounds(self)
-        assert lcb[h] == pytest.approx(lcb_h, abs=1e-12)
-        assert ucb[lo] == pytest.approx(ucb_l, abs=1e-12)
-        return h, lcb_h, lo, ucb_l
-
-
-class _CheckedCLUCB(LilCLUCB):
-    def _choose(self, h, l):  # noqa: E741
-        (pick,) = super()._choose(h, l)
-        high, lcb, ucb = _bounds(self)
-        revised = np.where(high, lcb, ucb)
-        k = self.problem.k
-        m_tilde = np.zeros_like(high)
-        m_tilde[np.argsort(-revised)[:k]] = True
-        diff = np.flatnonzero(high != m_tilde)
-        radius = np.where(high, self.means - lcb, ucb - self.means)
-        assert pick in diff
-        assert radius[pick] == pytest.approx(radius[diff].max())
-        self.checked = getattr(self, "checked", 0) + 1
-        return (pick,)
+class _LUCBRekeyed(LUCB):
+    rebuild_pops = 2  # re-key often, to exercise both the slack query and the re-keying
 
 
 @pytest.mark.parametrize(
-    "cls, instance, n, k",
+    "cls, instance, n, k, extra",
     [
-        (_CheckedRand, "jiang2017-exponential", 30, 2),
-        (_CheckedRand, "jiang2017-1-sparse", 20, 10),
-        (_CheckedPlusPlus, "jiang2017-exponential", 30, 2),
-        (_CheckedPlusPlus, "jiang2017-1-sparse", 20, 10),
-        (_CheckedLUCB, "jiang2017-exponential", 30, 3),
-        (_CheckedLUCB, "jiang2017-1-sparse", 20, 10),
-        (_CheckedCLUCB, "jiang2017-exponential", 30, 3),
-        (_CheckedCLUCB, "jiang2017-1-sparse", 16, 8),
+        (LilRandLUCB, "jiang2017-exponential", 30, 2, {}),
+        (LilRandLUCB, "jiang2017-1-sparse", 20, 10, {}),
+        (LUCBPlusPlus, "jiang2017-exponential", 30, 2, {}),
+        (LUCBPlusPlus, "jiang2017-1-sparse", 20, 10, {"batch_size": 4, "repeat_limit": 1}),
+        (LilLUCB, "jiang2017-exponential", 30, 3, {"batch_size": None, "repeat_limit": 2}),
+        (LUCB, "jiang2017-exponential", 30, 3, {}),
+        (_LUCBRekeyed, "jiang2017-exponential", 30, 3, {}),
+        (_LUCBRekeyed, "jiang2017-1-sparse", 20, 10, {}),
+        (LilCLUCB, "jiang2017-exponential", 30, 3, {}),
+        (LilCLUCB, "jiang2017-1-sparse", 16, 8, {}),
+        (LilCLUCB, "jiang2017-1-sparse", 40, 20, {}),
+        (LilCLUCB, "chen2017-twogroup", 30, 15, {}),
     ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
 )
-def test_incremental_state_matches_brute_force(cls, instance, n, k):
-    env = make_env(instance, n, k)
-    agent = cls(variant="heuristic") if cls is not _CheckedLUCB else cls()
-    res = agents.run_episode(env, agent, seed=2)
-    assert agent.checked > 50
-    assert not res.misidentified
+def test_incremental_state_matches_literal_loop(cls, instance, n, k, extra):
+    """The kernel's heaps, slack queries and lockstep walks decide as the literal loop does."""
+    env = make_env(instance, n, k, **extra)
+    kw = {"variant": "heuristic"} if issubclass(cls, lc.LilFamily) else {}
+    for seed in (2, 3):
+        compiled = cls(**kw)
+        literal = _Literal(cls(**kw))
+        a, ra = _trace(compiled, env, seed)
+        b, rb = _trace(literal, env, seed)
+        assert a == b
+        assert ra.as_row() | {"wall_time": 0} == rb.as_row() | {"wall_time": 0}
+        assert compiled.rng.random() == literal.rng.random()  # the same draws
+        assert literal.checked > 50
+        assert not ra.misidentified
+        fast = agents.run_episode(env, cls(**kw), seed=seed)
+        assert fast.as_row() | {"wall_time": 0} == ra.as_row() | {"wall_time": 0}
 
 
 # ------------------------------------------------------ anytime, budgets, batches
@@ -349,17 +417,3 @@ def test_pairs_with_batch_size_one():
     res = agents.run_episode(env, a, seed=0)
     assert res.pulls % 2 == 0  # init n pulls, then whole pairs: the agent stops between rounds
     assert res.batches == res.pulls
-
-
-@pytest.mark.parametrize(
-    "instance, n, k", [("jiang2017-1-sparse", 40, 20), ("chen2017-twogroup", 30, 15)]
-)
-def test_clucb_vectorised_choice_equals_heap_walk(instance, n, k, monkeypatch):
-    """lil'CLUCB's numpy fallback (large M (+) M~) picks exactly the heap walk's arm."""
-    env = make_env(instance, n, k)
-    runs = []
-    for walk in (10**9, 0):
-        monkeypatch.setattr(LilCLUCB, "lockstep_max", walk)
-        res = agents.run_episode(env, agents.make("lil_clucb", variant="heuristic"), seed=7)
-        runs.append((res.pulls, res.recommendation.tolist()))
-    assert runs[0] == runs[1]
