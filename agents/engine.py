@@ -802,12 +802,16 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
             if m == 0:
                 close_request(ctx)
                 break
-            if m <= 16:
-                _insertion_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
+            if env.kind == env_kernels.PAIRED:
+                # paired draws depend on (arm, pull index) only: any order gives the same sums
+                _env_batch(env, counts, sums, emp, batch_arms, batch_reps, m, drawn)
             else:
-                _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
-            _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
-            record_batch(ctx, ctx.sched[BATCH_ARMS, :m], ctx.sched[BATCH_REPS, :m])
+                if m <= 16:
+                    _insertion_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
+                else:
+                    _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
+                _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
+            record_batch(ctx, batch_arms[:m], batch_reps[:m])
             if sampling_spent(ctx):
                 return SAMPLING_OVER, reward
             reward += step_reward

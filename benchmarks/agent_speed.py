@@ -6,7 +6,8 @@ Prints, in CPU time on one core (``time.process_time``), after one warm-up episo
    ``gym.make("TopK-Batch-v0")`` env, two-level instance (0.6 / 0.5), n = 1000,
    budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
    fixed-confidence agents play in fixed budget (anytime), as in the issue's table;
-2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull);
+2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull), with
+   independent rewards and with paired ones (the runner's);
 3. seconds per episode of every elimination agent on n = 12,979 arms (the size of
    jun2016-virus; a random Bernoulli instance, budget 20n; target 1 s);
 4. the warm-up of a fresh process: import, then the first episode of every agent, with
@@ -61,11 +62,11 @@ def pulls_per_second(name: str, n: int, k: int, batch_size: int | None, episodes
     return pulls / (time.process_time() - start)
 
 
-def batch_cost(name: str, b: int, episodes: int) -> tuple[float, float]:
+def batch_cost(name: str, b: int, episodes: int, paired: bool) -> tuple[float, float]:
     """(us per batch, ns per pull) with (b, r) = (b, b), n = 1000, K = 10."""
     env = gym.make(
         "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=1000, k=10,
-        budget=20_000, batch_size=b, repeat_limit=b, answer="agent",
+        budget=20_000, batch_size=b, repeat_limit=b, answer="agent", paired=paired,
     )
     agent = agents.make(name)
     agents.run_episode(env, agent, seed=0)
@@ -135,8 +136,12 @@ def main() -> None:
         if agents.agent_class(name).k_values is not None:
             continue
         for b in (8, 64):
-            us, ns = batch_cost(name, b, episodes)
-            print(f"{name:16s} b={b:3d}: {us:7.2f} us/batch = {ns:6.1f} ns/pull (target {2 + 0.05 * b:.2f} us)")
+            for paired in (False, True):
+                us, ns = batch_cost(name, b, episodes, paired)
+                print(
+                    f"{name:16s} b={b:3d} {'paired  ' if paired else 'unpaired'}: {us:7.2f} us/batch"
+                    f" = {ns:6.1f} ns/pull (target {2 + 0.05 * b:.2f} us)"
+                )
     print("\n3. seconds per episode, n = 12,979, K = 100, budget 20n, batch_size=None (target 1 s)")
     for name in ELIMINATION:
         if name in names:
