@@ -45,9 +45,9 @@ class LUCB(LUCBFamily):
       every arm, as in the paper's loop.
     * Ties are broken uniformly at random (paper-notes).
     * Speed: ``beta(u, t) = sqrt(log(k1 n t^4 / delta)) * 2 sigma / sqrt(2u)`` grows with
-      ``t`` for every arm, so the bound heaps of :mod:`agents.lucb_common` are keyed at a
-      reference round and queried with a slack (exact), and re-keyed, O(n), when the
-      slack admits too many candidates.
+      ``t`` for every arm; the bounds are lines in ``sqrt(log(k1 n t^4 / delta))``, kept
+      in the kinetic tournament trees of :mod:`agents.lucb_common` (exact, O(log n)
+      per update, replays only where the order of two bounds changed).
     """
 
     name = "lucb"

@@ -26,18 +26,18 @@ in preallocated arrays, compiled helpers):
   (the radius depends on the arm's own count);
 * four indexed binary heaps (arm positions kept, so an arm is updated, inserted or
   removed in O(log n)) hold ``High`` by mean (weakest on top), ``Low`` by mean
-  (strongest on top), ``High`` by LCB (smallest on top) and ``Low`` by UCB (largest
-  on top); ``ctx.status`` marks ``High`` (:data:`~agents.engine.ACCEPTED`);
+  (strongest on top), and, for the lil' radii (scale 1), ``High`` by LCB (smallest
+  on top) and ``Low`` by UCB (largest on top); ``ctx.status`` marks ``High``
+  (:data:`~agents.engine.ACCEPTED`);
 * after the pulled arms are updated, ``High``/``Low`` are repaired by swapping the
   weakest ``High`` arm with the strongest ``Low`` arm while they are out of order (at
   most one swap per changed arm);
-* LUCB1's radius grows with the round ``t`` for every arm (``scale``). The bound heaps
-  are keyed at a reference scale ``c_ref``; at ``c >= c_ref`` an arm's bound moves by
-  at most ``(c - c_ref) * coef_max`` (``coef_max`` = the coefficient at the smallest
-  count of any arm, the coefficient decreasing in the count), so the exact extreme is
-  found by visiting, best first, the heap entries within that slack of the top
-  (:func:`_slack_best`); the heaps are re-keyed at the current scale, O(n), when
-  one query visits more than ``rebuild_pops`` entries;
+* LUCB1's radius grows with the round ``t`` for every arm (``scale``): its bounds are
+  lines in the scale, ``-LCB_i = -mean_i + scale a(T_i)`` and ``UCB_i = mean_i + scale
+  b(T_i)``, kept in two kinetic tournament trees (winner at the current scale per node,
+  and the scale at which a certificate in the subtree may fail; :func:`_kplay`):
+  raising the scale replays only the nodes whose certificates failed, an update
+  replays one leaf-to-root path (O(log n));
 * lil'CLUCB's ``M (+) M~`` is read off the two bound heaps in lockstep, best first
   (:func:`_clucb_pick`), O(m log m) for a difference of ``2m`` arms.
 
@@ -81,10 +81,9 @@ __all__ = ["VARIANTS", "LUCBFamily", "LilFamily", "episode", "run"]
 VARIANTS = ("faithful", "heuristic")
 
 #: ``prm`` layout: sampling rule, stop tolerance, radius family, the lil' parameters
-#: ``eps``, ``w`` of the LCB and of the UCB, LUCB1's ``delta`` and ``k1``, and the
-#: re-keying threshold of a time-varying radius.
-P_RULE, P_STOP_EPS, P_RADIUS, P_EPS, P_W_LOW, P_W_UP, P_DELTA, P_K1, P_REBUILD = range(9)
-NP = 9
+#: ``eps``, ``w`` of the LCB and of the UCB, LUCB1's ``delta`` and ``k1``.
+P_RULE, P_STOP_EPS, P_RADIUS, P_EPS, P_W_LOW, P_W_UP, P_DELTA, P_K1 = range(8)
+NP = 8
 #: sampling rules: pull ``h`` and ``l``; ``h`` with probability ``T_l / (T_h + T_l)``
 #: else ``l`` (lil'RandLUCB); the arm of largest radius in ``M (+) M~`` (lil'CLUCB).
 RULE_BOTH, RULE_RANDOM, RULE_CLUCB = 0, 1, 2
@@ -96,13 +95,14 @@ STOP_PLAIN = -1.0
 #: the heaps: High by mean (weakest on top), Low by mean (strongest), High by LCB
 #: (smallest), Low by UCB (largest). Each is a max-heap of (key, sign * tb).
 HM, LM, HL, LU = 0, 1, 2, 3
-#: registers of the state (``fs`` floats, ``js`` ints).
-F_CREF = 0
-J_TMIN, J_AT_MIN = 0, 1
+#: registers of the state: ``fs[F_C]`` the kinetic trees' scale, ``js[J_HALF]`` their
+#: leaf offset.
+F_C = 0
+J_HALF = 0
 
 
 # ------------------------------------------------------------- indexed heaps
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _above(key, sgn, tb, q, a, b):
     """Whether arm ``a`` ranks above arm ``b`` in heap ``q``: larger key, then larger ``sgn tb``."""
     ka = key[q, a]
@@ -110,7 +110,7 @@ def _above(key, sgn, tb, q, a, b):
     return ka > kb or (ka == kb and sgn[q] * tb[a] > sgn[q] * tb[b])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _down(heap, pos, key, size, sgn, tb, q, j):
     m = size[q]
     a = heap[q, j]
@@ -129,7 +129,7 @@ def _down(heap, pos, key, size, sgn, tb, q, j):
     pos[q, a] = j
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _sift(heap, pos, key, size, sgn, tb, q, j):
     """Restore heap ``q`` around position ``j`` (up, then down)."""
     a = heap[q, j]
@@ -145,7 +145,7 @@ def _sift(heap, pos, key, size, sgn, tb, q, j):
     _down(heap, pos, key, size, sgn, tb, q, j)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _insert(heap, pos, key, size, sgn, tb, q, a):
     j = size[q]
     heap[q, j] = a
@@ -154,7 +154,7 @@ def _insert(heap, pos, key, size, sgn, tb, q, a):
     _sift(heap, pos, key, size, sgn, tb, q, j)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _remove(heap, pos, key, size, sgn, tb, q, a):
     j = pos[q, a]
     last = size[q] - 1
@@ -167,14 +167,14 @@ def _remove(heap, pos, key, size, sgn, tb, q, a):
         _sift(heap, pos, key, size, sgn, tb, q, j)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _heapify(heap, pos, key, size, sgn, tb, q):
     for j in range(size[q] // 2 - 1, -1, -1):
         _down(heap, pos, key, size, sgn, tb, q, j)
 
 
 # ------------------------------------------------------------------ radii
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _coef(prm, t, low_side, sigma):
     """The radius coefficient ``a(t)`` (``low_side=False``) or ``b(t)`` of ``t`` pulls."""
     if prm[P_RADIUS] == RADIUS_LUCB1:
@@ -183,7 +183,7 @@ def _coef(prm, t, low_side, sigma):
     return confidence.lil_width(float(t), w, prm[P_EPS], sigma)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _scale(prm, n, rounds):
     """The radius multiplier at round ``rounds`` (LUCB1: ``sqrt(log(k1 n t^4 / delta))``)."""
     if prm[P_RADIUS] == RADIUS_LUCB1:
@@ -191,37 +191,124 @@ def _scale(prm, n, rounds):
     return 1.0
 
 
+# -------------------------------------------------- kinetic tournament (LUCB1)
+# The bounds of a time-varying radius are lines in the scale ``c``: ``-LCB_i = -mean_i +
+# c a_i`` and ``UCB_i = mean_i + c b_i``. A tournament tree over the arms (leaf ``P + i``)
+# keeps at each node the winner at the current scale (largest value, ties to the smaller
+# tie key: values are computed by the formula of the literal rule, so the winner is
+# exact) and the smallest scale at which a certificate in its subtree may fail (the
+# loser's line overtaking the winner's; computed with a margin for rounding, so that it
+# errs early). Raising ``c`` re-plays only the nodes whose certificates failed.
+@numba.njit(cache=True, _nrt=False)
+def _kval(means, la, ub, t, i, c):
+    """The value of arm ``i`` in tree ``t`` at scale ``c``: ``-LCB`` (High) or ``UCB`` (Low)."""
+    if t == 0:
+        return -(means[i] - c * la[i])
+    return means[i] + c * ub[i]
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kplay(kwin, kexp, means, la, ub, tb, t, node, c):
+    """Recompute ``node`` of tree ``t`` from its children at scale ``c``."""
+    a = kwin[t, 2 * node]
+    b = kwin[t, 2 * node + 1]
+    e = min(kexp[t, 2 * node], kexp[t, 2 * node + 1])
+    if a < 0 or b < 0:
+        kwin[t, node] = a if b < 0 else b
+        kexp[t, node] = e
+        return
+    va = _kval(means, la, ub, t, a, c)
+    vb = _kval(means, la, ub, t, b, c)
+    if vb > va or (vb == va and tb[b] < tb[a]):
+        a, b = b, a
+    kwin[t, node] = a
+    # line of arm i: s_i + c * slope_i
+    if t == 0:
+        sa, sb, pa, pb = -means[a], -means[b], la[a], la[b]
+    else:
+        sa, sb, pa, pb = means[a], means[b], ub[a], ub[b]
+    if pb > pa:
+        cross = (sa - sb) / (pb - pa)
+        err = 1e-14 * (abs(sa) + abs(sb) + abs(cross) * (pa + pb) + 1.0) / (pb - pa)
+        cross = cross - err - 1e-12 * abs(cross)
+        if cross < e:
+            e = cross
+    kexp[t, node] = e
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kset(kwin, kexp, means, la, ub, tb, t, i, member, c, half):
+    """Arm ``i`` enters (``member``), leaves or changes in tree ``t``; replay its path."""
+    node = half + i
+    kwin[t, node] = i if member else -1
+    node >>= 1
+    while node >= 1:
+        _kplay(kwin, kexp, means, la, ub, tb, t, node, c)
+        node >>= 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kadvance(kwin, kexp, means, la, ub, tb, t, c, stack, order):
+    """Raise tree ``t`` to scale ``c``: replay the nodes whose certificates failed."""
+    if kexp[t, 1] > c:
+        return
+    ns = 1
+    stack[0] = 1
+    no = 0
+    while ns > 0:  # collect the failed nodes, parents before children
+        ns -= 1
+        node = stack[ns]
+        order[no] = node
+        no += 1
+        for ch in (2 * node, 2 * node + 1):
+            if kexp[t, ch] <= c:
+                stack[ns] = ch
+                ns += 1
+    for j in range(no - 1, -1, -1):  # children before parents
+        _kplay(kwin, kexp, means, la, ub, tb, t, order[j], c)
+
+
 # ------------------------------------------------------------------ state
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _set_side(st, ctx, prm, i, high, sigma):
-    """Put arm ``i`` into ``High`` (``high``) or ``Low`` with keys at ``c_ref``."""
-    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js = st
+    """Put arm ``i`` into ``High`` (``high``) or ``Low`` with its keys."""
+    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js, kwin, kexp = st[:13]
     mu = ctx.means[i]
-    c_ref = fs[F_CREF]
+    kinetic = prm[P_RADIUS] == RADIUS_LUCB1
+    c = fs[F_C]
+    half = js[J_HALF]
     if high:
         ctx.status[i] = engine.ACCEPTED
         la[i] = _coef(prm, seen[i], False, sigma)
         key[HM, i] = -mu
-        key[HL, i] = -(mu - c_ref * la[i])
         _insert(heap, pos, key, size, sgn, tb, HM, i)
-        _insert(heap, pos, key, size, sgn, tb, HL, i)
+        if kinetic:
+            _kset(kwin, kexp, ctx.means, la, ub, tb, 0, i, True, c, half)
+        else:
+            key[HL, i] = -(mu - la[i])
+            _insert(heap, pos, key, size, sgn, tb, HL, i)
     else:
         ctx.status[i] = engine.UNDECIDED
         ub[i] = _coef(prm, seen[i], True, sigma)
         key[LM, i] = mu
-        key[LU, i] = mu + c_ref * ub[i]
         _insert(heap, pos, key, size, sgn, tb, LM, i)
-        _insert(heap, pos, key, size, sgn, tb, LU, i)
+        if kinetic:
+            _kset(kwin, kexp, ctx.means, la, ub, tb, 1, i, True, c, half)
+        else:
+            key[LU, i] = mu + ub[i]
+            _insert(heap, pos, key, size, sgn, tb, LU, i)
 
 
 @numba.njit(cache=True)
-def _build(ctx, prm, c_ref):
+def _build(ctx, prm, c):
     """The state after the first round: keys, High = top ``k`` by (mean, key), the heaps.
 
-    Returns ``(heap, pos, key, size, sgn, tb, la, ub, seen, fs, js)``: the four heaps
-    (``heap[q]``, ``pos[q, arm]``, ``key[q, arm]``, ``size[q]``, tie sign ``sgn[q]``),
-    the tie keys, the coefficients ``a``/``b`` of each arm's side, the counts folded in,
-    and the registers (``c_ref``; the smallest count and how many arms have it).
+    Returns ``(heap, pos, key, size, sgn, tb, la, ub, seen, fs, js, kwin, kexp, stack,
+    order)``: the four heaps (``heap[q]``, ``pos[q, arm]``, ``key[q, arm]``,
+    ``size[q]``, tie sign ``sgn[q]``), the tie keys, the coefficients ``a``/``b`` of
+    each arm's side, the counts folded in, the registers (the scale; the trees' leaf
+    offset), and the two kinetic trees of a time-varying radius (winners, failure
+    scales, scratch).
     """
     n = ctx.counts.shape[0]
     k = ctx.answer.shape[0]
@@ -238,114 +325,87 @@ def _build(ctx, prm, c_ref):
     ub = np.zeros(n)
     seen = ctx.counts.copy()
     fs = np.zeros(2)
-    fs[F_CREF] = c_ref
+    fs[F_C] = c
     js = np.zeros(2, dtype=np.int64)
-    tmin = seen[0]
-    for i in range(n):
-        if seen[i] < tmin:
-            tmin = seen[i]
-    at = 0
-    for i in range(n):
-        if seen[i] == tmin:
-            at += 1
-    js[J_TMIN], js[J_AT_MIN] = tmin, at
+    half = 1
+    while half < n:
+        half *= 2
+    js[J_HALF] = half
+    kwin = np.full((2, 2 * half), -1, dtype=np.int64)
+    kexp = np.full((2, 2 * half), np.inf)
+    stack = np.empty(2 * half, dtype=np.int64)
+    order = np.empty(2 * half, dtype=np.int64)
     by_tb = np.argsort(tb)
     vals = np.empty(n)
     for j in range(n):
         vals[j] = ctx.means[by_tb[j]]
-    order = by_tb[np.argsort(vals, kind="mergesort")]  # ascending (mean, key)
-    st = (heap, pos, key, size, sgn, tb, la, ub, seen, fs, js)
+    rank = by_tb[np.argsort(vals, kind="mergesort")]  # ascending (mean, key)
+    st = (heap, pos, key, size, sgn, tb, la, ub, seen, fs, js, kwin, kexp, stack, order)
     for j in range(n):
-        _set_side(st, ctx, prm, order[j], j >= n - k, sigma)
+        _set_side(st, ctx, prm, rank[j], j >= n - k, sigma)
     return st
 
 
-@numba.njit(cache=True)
-def _count_moved(st, old, new):
-    """An arm went from ``old`` to ``new`` pulls: keep the smallest count of any arm."""
-    seen, js = st[8], st[10]
-    if old != js[J_TMIN]:
-        return
-    js[J_AT_MIN] -= 1
-    if js[J_AT_MIN] > 0:
-        return
-    tmin = seen[0]
-    for i in range(seen.shape[0]):
-        if seen[i] < tmin:
-            tmin = seen[i]
-    at = 0
-    for i in range(seen.shape[0]):
-        if seen[i] == tmin:
-            at += 1
-    js[J_TMIN], js[J_AT_MIN] = tmin, at
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _fold(st, ctx, prm, i):
     """Fold arm ``i``'s new count and mean into the state (new tie key); False if unchanged."""
-    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js = st
+    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js, kwin, kexp = st[:13]
     c = ctx.counts[i]
     if c == seen[i]:
         return False
-    old = seen[i]
     seen[i] = c
-    _count_moved(st, old, c)
     sigma = ctx.fv[engine.SIGMA]
     mu = ctx.means[i]
     tb[i] = ctx.rng.random()
-    c_ref = fs[F_CREF]
+    kinetic = prm[P_RADIUS] == RADIUS_LUCB1
     if ctx.status[i] == engine.ACCEPTED:
         la[i] = _coef(prm, c, False, sigma)
         key[HM, i] = -mu
-        key[HL, i] = -(mu - c_ref * la[i])
         _sift(heap, pos, key, size, sgn, tb, HM, pos[HM, i])
-        _sift(heap, pos, key, size, sgn, tb, HL, pos[HL, i])
+        if kinetic:
+            _kset(kwin, kexp, ctx.means, la, ub, tb, 0, i, True, fs[F_C], js[J_HALF])
+        else:
+            key[HL, i] = -(mu - la[i])
+            _sift(heap, pos, key, size, sgn, tb, HL, pos[HL, i])
     else:
         ub[i] = _coef(prm, c, True, sigma)
         key[LM, i] = mu
-        key[LU, i] = mu + c_ref * ub[i]
         _sift(heap, pos, key, size, sgn, tb, LM, pos[LM, i])
-        _sift(heap, pos, key, size, sgn, tb, LU, pos[LU, i])
+        if kinetic:
+            _kset(kwin, kexp, ctx.means, la, ub, tb, 1, i, True, fs[F_C], js[J_HALF])
+        else:
+            key[LU, i] = mu + ub[i]
+            _sift(heap, pos, key, size, sgn, tb, LU, pos[LU, i])
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _repair(st, ctx, prm):
     """Swap the weakest High arm and the strongest Low arm while out of (mean, key) order."""
     heap, pos, key, size, sgn, tb = st[0], st[1], st[2], st[3], st[4], st[5]
+    fs, js, kwin, kexp, la, ub = st[9], st[10], st[11], st[12], st[6], st[7]
     sigma = ctx.fv[engine.SIGMA]
     means = ctx.means
+    kinetic = prm[P_RADIUS] == RADIUS_LUCB1
     while True:
         w = heap[HM, 0]
         s = heap[LM, 0]
         if means[w] > means[s] or (means[w] == means[s] and tb[w] >= tb[s]):
             return
         _remove(heap, pos, key, size, sgn, tb, HM, w)
-        _remove(heap, pos, key, size, sgn, tb, HL, w)
         _remove(heap, pos, key, size, sgn, tb, LM, s)
-        _remove(heap, pos, key, size, sgn, tb, LU, s)
+        if kinetic:
+            _kset(kwin, kexp, means, la, ub, tb, 0, w, False, fs[F_C], js[J_HALF])
+            _kset(kwin, kexp, means, la, ub, tb, 1, s, False, fs[F_C], js[J_HALF])
+        else:
+            _remove(heap, pos, key, size, sgn, tb, HL, w)
+            _remove(heap, pos, key, size, sgn, tb, LU, s)
         _set_side(st, ctx, prm, w, False, sigma)
         _set_side(st, ctx, prm, s, True, sigma)
 
 
-@numba.njit(cache=True)
-def _rekey(st, ctx, c):
-    """Re-key the bound heaps at scale ``c`` (O(n))."""
-    heap, pos, key, size, sgn, tb, la, ub, seen, fs, js = st
-    means = ctx.means
-    fs[F_CREF] = c
-    for j in range(size[HL]):
-        i = heap[HL, j]
-        key[HL, i] = -(means[i] - c * la[i])
-    for j in range(size[LU]):
-        i = heap[LU, j]
-        key[LU, i] = means[i] + c * ub[i]
-    _heapify(heap, pos, key, size, sgn, tb, HL)
-    _heapify(heap, pos, key, size, sgn, tb, LU)
-
-
 # ---------------------------------------------------------- best-first walks
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _aux_push(aux, na, heap, key, sgn, tb, q, p):
     """Push heap position ``p`` of heap ``q`` on the max-heap ``aux[:na]``; the new size."""
     j = na
@@ -360,7 +420,7 @@ def _aux_push(aux, na, heap, key, sgn, tb, q, p):
     return na + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _aux_pop(aux, na, heap, key, sgn, tb, q):
     """Remove the top of ``aux[:na]`` (the caller read it); the new size."""
     na -= 1
@@ -383,42 +443,7 @@ def _aux_pop(aux, na, heap, key, sgn, tb, q):
     return na
 
 
-@numba.njit(cache=True)
-def _slack_best(st, means, q, c, dlt, cmax, aux):
-    """Exact ``(arm, value, visited)`` of the best entry of bound heap ``q`` at scale ``c``.
-
-    Entries are keyed at ``c_ref = c - dlt``; an entry's value at ``c`` is at most its
-    key plus ``dlt * cmax``, and so is every entry below it, so entries are visited in
-    key order until that bound falls below the best value found (value: ``-LCB`` for
-    ``HL``, ``UCB`` for ``LU``; ties to the smaller tie key).
-    """
-    heap, key, size, sgn, tb, la, ub = st[0], st[2], st[3], st[4], st[5], st[6], st[7]
-    best = -1
-    best_v = -np.inf
-    visited = 0
-    m = size[q]
-    na = _aux_push(aux, 0, heap, key, sgn, tb, q, 0)
-    while na > 0:
-        p = aux[0]
-        a = heap[q, p]
-        bound = key[q, a] + dlt * cmax
-        if bound + 1e-9 * (1.0 + abs(bound)) < best_v:
-            break
-        na = _aux_pop(aux, na, heap, key, sgn, tb, q)
-        visited += 1
-        if q == HL:
-            v = -(means[a] - c * la[a])
-        else:
-            v = means[a] + c * ub[a]
-        if v > best_v or (v == best_v and tb[a] < tb[best]):
-            best, best_v = a, v
-        for ch in (2 * p + 1, 2 * p + 2):
-            if ch < m:
-                na = _aux_push(aux, na, heap, key, sgn, tb, q, ch)
-    return best, best_v, visited
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _clucb_pick(st, aux_h, aux_l):
     """lil'CLUCB's arm: the largest radius in ``M (+) M~`` (ties: smaller tie key).
 
@@ -452,26 +477,30 @@ def _clucb_pick(st, aux_h, aux_l):
     return best
 
 
-@numba.njit(cache=True)
-def _extremes(st, ctx, prm, rounds, aux):
-    """``(h, LCB_h, l, UCB_l)`` at round ``rounds`` (re-keys the bound heaps when needed)."""
-    heap, key, fs, js = st[0], st[2], st[9], st[10]
-    n = ctx.counts.shape[0]
-    c = _scale(prm, n, rounds)
-    dlt = c - fs[F_CREF]
-    if dlt == 0.0:
+@numba.njit(cache=True, _nrt=False)
+def _extremes(st, ctx, prm, rounds):
+    """``(h, LCB_h, l, UCB_l)`` at round ``rounds`` (raises the kinetic trees' scale)."""
+    heap, key, la, ub, fs, kwin, kexp, stack, order = (
+        st[0],
+        st[2],
+        st[6],
+        st[7],
+        st[9],
+        st[11],
+        st[12],
+        st[13],
+        st[14],
+    )
+    if prm[P_RADIUS] != RADIUS_LUCB1:
         h, l_ = heap[HL, 0], heap[LU, 0]
         return h, -key[HL, h], l_, key[LU, l_]
-    # the coefficient decreases with the count: the largest is at the smallest count
-    cmax = _coef(prm, js[J_TMIN], False, ctx.fv[engine.SIGMA])
-    cmax_up = _coef(prm, js[J_TMIN], True, ctx.fv[engine.SIGMA])
-    if cmax_up > cmax:
-        cmax = cmax_up
-    h, v_h, vis_h = _slack_best(st, ctx.means, HL, c, dlt, cmax, aux)
-    l_, v_l, vis_l = _slack_best(st, ctx.means, LU, c, dlt, cmax, aux)
-    if max(vis_h, vis_l) > prm[P_REBUILD]:
-        _rekey(st, ctx, c)
-    return h, -v_h, l_, v_l
+    c = _scale(prm, ctx.counts.shape[0], rounds)
+    fs[F_C] = c
+    means, tb = ctx.means, st[5]
+    _kadvance(kwin, kexp, means, la, ub, tb, 0, c, stack, order)
+    _kadvance(kwin, kexp, means, la, ub, tb, 1, c, stack, order)
+    h, l_ = kwin[0, 1], kwin[1, 1]
+    return h, means[h] - c * la[h], l_, means[l_] + c * ub[l_]
 
 
 # -------------------------------------------------------------- the algorithm
@@ -491,7 +520,7 @@ def run(ctx, prm):
     aux_l = np.empty(n + 2, dtype=np.int64)
     high = np.empty(iv[engine.K], dtype=np.int64)
     while True:
-        h, lcb_h, l_, ucb_l = _extremes(st, ctx, prm, rounds, aux)
+        h, lcb_h, l_, ucb_l = _extremes(st, ctx, prm, rounds)
         if (lcb_h >= ucb_l) if stop_eps < 0.0 else (ucb_l - lcb_h < stop_eps):
             j = 0
             for i in range(n):
@@ -546,8 +575,6 @@ class LUCBFamily(ScriptedAgent):
     answer_rule = engine.RULE_EMPIRICAL
     #: the sampling rule (``RULE_BOTH``, ``RULE_RANDOM`` or ``RULE_CLUCB``).
     rule: ClassVar[int] = RULE_BOTH
-    #: re-key the bound heaps when one query of a time-varying radius visits more entries.
-    rebuild_pops: ClassVar[int] = 12
 
     @property
     def high(self) -> np.ndarray:
@@ -555,13 +582,19 @@ class LUCBFamily(ScriptedAgent):
         return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
 
     def _prm(self, **values: float) -> np.ndarray:
-        """A ``prm`` vector: the rule, ``rebuild_pops``, the plain stop rule, and ``values``."""
+        """A ``prm`` vector: the rule, the plain stop rule, and ``values``."""
         prm = np.zeros(NP)
         prm[P_RULE] = self.rule
         prm[P_STOP_EPS] = STOP_PLAIN
-        prm[P_REBUILD] = self.rebuild_pops
-        names = {"stop_eps": P_STOP_EPS, "radius": P_RADIUS, "eps": P_EPS, "w_low": P_W_LOW,
-                 "w_up": P_W_UP, "delta": P_DELTA, "k1": P_K1}
+        names = {
+            "stop_eps": P_STOP_EPS,
+            "radius": P_RADIUS,
+            "eps": P_EPS,
+            "w_low": P_W_LOW,
+            "w_up": P_W_UP,
+            "delta": P_DELTA,
+            "k1": P_K1,
+        }
         for name, value in values.items():
             prm[names[name]] = value
         return prm
