@@ -332,7 +332,7 @@ def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_Ra
                     env=_merge(sweep.get("env", {}), env_values),
                     agents=list(sweep["agents"]) if "agents" in sweep else None,
                     where=where,
-                    seed_label=f"{where}:{sweep.get('panel', '')}" if common else "",
+                    seed_label=(f"common:{sweep.get('panel') or where}" if common else ""),
                 )
             )
     return points
