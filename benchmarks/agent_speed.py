@@ -100,6 +100,8 @@ def fresh_process_warmup(names: list[str], cache_dir: str) -> str:
         "env = gym.make('TopK-Batch-v0', instance='zhou2014-two-level', n_arms=100, k=10,"
         " budget=2000, batch_size=1, answer='agent')\n"
         f"for name in {names!r}:\n"
+        "    if agents.agent_class(name).k_values not in (None, frozenset({10})):\n"
+        "        continue  # (lil_ucb: k = 1 only)\n"
         "    agents.run_episode(env, agents.make(name), seed=0)\n"
         "t2 = time.perf_counter()\n"
         f"print(f'import {{t1 - t0:.2f}} s, first episode of {len(names)} agents {{t2 - t1:.2f}} s')\n"
