@@ -80,3 +80,14 @@ def test_plot_summary_draws_four_panels_log_x(tmp_path) -> None:
     paths = plot_summary(pd.DataFrame(rows), tmp_path, logx=True,
                          agent_names={"lucb (f)": "lucb", "lucb (h)": "lucb"})
     assert [p.name for p in paths] == ["pulls.png"] and paths[0].stat().st_size > 0
+
+
+def test_bar_plot_takes_a_zero_width_interval_an_ulp_off_the_mean(tmp_path) -> None:
+    # all runs equal: the interval's end may sit an ulp on the wrong side of the mean
+    mean = 0.1 + 0.2
+    rows = [{"panel": "P", "point": f"P{x}", "x": x, "x_value": math.nan, "agent": "a",
+             "metric": "batches", "n": 10, "mean": mean, "ci_low": 0.3, "ci_high": 0.3}
+            for x in ("b=1", "b=4")]
+    assert rows[0]["ci_low"] < rows[0]["mean"] or rows[0]["ci_high"] < rows[0]["mean"]
+    paths = plot_summary(pd.DataFrame(rows), tmp_path, kind="bar")
+    assert [p.name for p in paths] == ["batches.png"] and paths[0].stat().st_size > 0

@@ -121,7 +121,8 @@ def plot_summary(
                         pos,
                         mean,
                         width,
-                        yerr=np.nan_to_num(err),
+                        # (a zero-width interval may sit an ulp off the mean)
+                        yerr=np.clip(np.nan_to_num(err), 0.0, None),
                         label=agent,
                         color=colors[j],
                         hatch=_HATCHES[styles[agent][1] % len(_HATCHES)] or None,
