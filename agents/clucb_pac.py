@@ -4,22 +4,233 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Generator
 
+import numba
 import numpy as np
 
+from agents import engine
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
-    PullOne,
-    Request,
     ScriptedAgent,
     check_probability,
 )
-from bandit_envs.problem import Problem
-from bandit_envs.scoring import top_k
+from agents.count_buckets import (
+    BCNT,
+    BND,
+    ORD,
+    PS,
+    QS,
+    R_D,
+    R_JM,
+    R_JN,
+    RAD,
+    REG,
+    SIDE,
+    TB,
+    build,
+    pulled,
+    repair_top,
+)
 
-__all__ = ["CLUCBPAC"]
+__all__ = ["CLUCBPAC", "scale"]
+
+#: ``prm`` layout (:meth:`CLUCBPAC.params`): the PAC tolerance ``epsilon_sum = k epsilon``
+#: and ``delta``.
+P_EPS_SUM, P_DELTA = 0, 1
+#: ``ctx.fv`` register: the steps made after the initial round (:attr:`CLUCBPAC.steps`).
+F_STEPS = engine.ALG_F
+
+
+@numba.njit(cache=True, _nrt=False)
+def scale(t, n, delta, sigma):
+    """``R sqrt(2 ln(4 n t^3 / delta))``: ``rad_t(i)`` is this over ``sqrt(T_t(i))``."""
+    return sigma * math.sqrt(2.0 * math.log(4.0 * n * math.pow(float(t), 3.0) / delta))
+
+
+@numba.njit(cache=True, _nrt=False)
+def _before(v1, t1, v2, t2):
+    """(value, key) order."""
+    return v1 < v2 or (v1 == v2 and t1 < t2)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _select(S, F, means, cap):
+    """Settle ``q``/``p`` so that ``M~`` is the top ``k`` of the adjusted weights.
+
+    With ``a_1 <= a_2 <= ...`` the lower bounds in ``M`` and ``b_1 >= b_2 >= ...`` the
+    upper bounds outside (in (value, key) order), ``M~`` swaps exactly the pairs ``j``
+    with ``b_j > a_j`` (a prefix, ``j* = sum q = sum p``). Starting from the last step's
+    counts, each pass scans the buckets for the four boundary arms (last counted and
+    first uncounted on each side) and fixes one violation: O(D) per pass, few passes per
+    step (one arm and the scale changed).
+    """
+    order, bnd, q, p, reg = S[ORD], S[BND], S[QS], S[PS], S[REG]
+    tb, rad = F[TB], F[RAD]
+    nd = reg[R_D]
+    while True:
+        xo = -1  # last swapped-out M arm (largest LCB among them)
+        xi = -1  # first kept M arm (smallest LCB among them)
+        yi = -1  # last swapped-in arm (smallest UCB among them)
+        yo = -1  # first other arm not swapped in (largest UCB)
+        vxo = vxi = vyi = vyo = 0.0
+        dxo = dxi = dyi = dyo = 0
+        for d in range(nd):
+            s0, s1, s2 = bnd[2 * d], bnd[2 * d + 1], bnd[2 * d + 2]
+            r = rad[d]
+            qd = q[d]
+            if qd > 0:
+                a = order[s0 + qd - 1]
+                v = means[a] - r
+                if xo < 0 or _before(vxo, tb[xo], v, tb[a]):
+                    xo, vxo, dxo = a, v, d
+            if s0 + qd < s1:
+                a = order[s0 + qd]
+                v = means[a] - r
+                if xi < 0 or _before(v, tb[a], vxi, tb[xi]):
+                    xi, vxi, dxi = a, v, d
+            pd = p[d]
+            if pd > 0:
+                a = order[s2 - pd]
+                v = means[a] + r
+                if yi < 0 or _before(v, tb[a], vyi, tb[yi]):
+                    yi, vyi, dyi = a, v, d
+            if s2 - pd > s1:
+                a = order[s2 - pd - 1]
+                v = means[a] + r
+                if yo < 0 or _before(vyo, tb[yo], v, tb[a]):
+                    yo, vyo, dyo = a, v, d
+        if xo >= 0 and xi >= 0 and _before(vxi, tb[xi], vxo, tb[xo]):
+            q[dxo] -= 1
+            q[dxi] += 1
+        elif yo >= 0 and yi >= 0 and _before(vyi, tb[yi], vyo, tb[yo]):
+            p[dyi] -= 1
+            p[dyo] += 1
+        elif reg[R_JM] > reg[R_JN]:
+            q[dxo] -= 1
+            reg[R_JM] -= 1
+        elif reg[R_JN] > reg[R_JM]:
+            p[dyi] -= 1
+            reg[R_JN] -= 1
+        elif reg[R_JM] > 0 and _before(vyi, tb[yi], vxo, tb[xo]):
+            q[dxo] -= 1
+            p[dyi] -= 1
+            reg[R_JM] -= 1
+            reg[R_JN] -= 1
+        elif reg[R_JM] < cap and xi >= 0 and yo >= 0 and _before(vxi, tb[xi], vyo, tb[yo]):
+            q[dxi] += 1
+            p[dyo] += 1
+            reg[R_JM] += 1
+            reg[R_JN] += 1
+        else:
+            return
+
+
+@numba.njit(cache=True, _nrt=False)
+def _gain_above(S, F, means, eps_sum):
+    """Whether ``w~(M~) - w~(M) > eps_sum``.
+
+    The gain is ``sum_j (b_j - a_j)`` over the swapped pairs, at least ``b_1 - a_1``:
+    that bound decides almost every step in O(D); the exact sum (O(j*)) is computed only
+    when it does not.
+    """
+    order, bnd, q, p, reg = S[ORD], S[BND], S[QS], S[PS], S[REG]
+    rad = F[RAD]
+    nd = reg[R_D]
+    if reg[R_JM] == 0:
+        return 0.0 > eps_sum
+    a1 = np.inf
+    b1 = -np.inf
+    for d in range(nd):
+        if q[d] > 0:
+            v = means[order[bnd[2 * d]]] - rad[d]
+            if v < a1:
+                a1 = v
+        if p[d] > 0:
+            v = means[order[bnd[2 * d + 2] - 1]] + rad[d]
+            if v > b1:
+                b1 = v
+    if b1 - a1 > eps_sum:
+        return True
+    up = 0.0
+    low = 0.0
+    for d in range(nd):
+        r = rad[d]
+        for j in range(bnd[2 * d], bnd[2 * d] + q[d]):
+            low += means[order[j]] - r
+        for j in range(bnd[2 * d + 2] - p[d], bnd[2 * d + 2]):
+            up += means[order[j]] + r
+    return up - low > eps_sum
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pick(S, rng):
+    """The arm of ``M (+) M~`` with the largest radius (fewest pulls), ties uniformly at random.
+
+    Equal radii are equal counts: the tied arms are the counted ones of the first
+    bucket that has any, ``M`` part ascending then the other part descending.
+    """
+    order, bnd, q, p = S[ORD], S[BND], S[QS], S[PS]
+    for d in range(S[REG, R_D]):
+        tot = q[d] + p[d]
+        if tot > 0:
+            u = engine.below(rng, tot) if tot > 1 else 0
+            if u < q[d]:
+                return order[bnd[2 * d] + u]
+            return order[bnd[2 * d + 2] - 1 - (u - q[d])]
+    return -1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _radii(S, F, s):
+    """``rad[d] = scale / sqrt(count)`` of every bucket."""
+    bc, rad = S[BCNT], F[RAD]
+    for d in range(S[REG, R_D]):
+        rad[d] = s / math.sqrt(bc[d])
+
+
+@numba.njit(cache=True, _nrt=False)
+def _answer(S, n, out):
+    """``M`` (ascending) into ``out``."""
+    side = S[SIDE]
+    j = 0
+    for i in range(n):
+        if side[i] == 0:
+            out[j] = i
+            j += 1
+
+
+@numba.njit
+def run(ctx, prm):
+    """CLUCB-PAC (the compiled algorithm; ``prm`` as :meth:`CLUCBPAC.params`)."""
+    iv = ctx.iv
+    n = iv[engine.N]
+    k = iv[engine.K]
+    eps_sum = prm[P_EPS_SUM]
+    delta = prm[P_DELTA]
+    sigma = ctx.fv[engine.SIGMA]
+    cap = min(k, n - k)
+    yield engine.request_each(ctx, np.arange(n), 1)
+    S, F = build(ctx, k)
+    while True:
+        _radii(S, F, scale(iv[engine.PULLS], n, delta, sigma))
+        _select(S, F, ctx.means, cap)
+        if not _gain_above(S, F, ctx.means, eps_sum):
+            high = np.empty(k, dtype=np.int64)
+            _answer(S, n, high)
+            engine.finish(ctx, high)
+            return
+        arm = _pick(S, ctx.rng)
+        ctx.fv[F_STEPS] += 1.0
+        yield arm
+        pulled(S, F, ctx, arm)
+        repair_top(S, F, ctx.means)
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 def _is_real(x: object) -> bool:
@@ -68,7 +279,21 @@ class CLUCBPAC(ScriptedAgent):
     Departures from the paper, and why:
 
     * Ties (in both oracle calls and in the choice of the arm to pull) are broken
-      uniformly at random (paper-notes); the paper's oracle is arbitrary.
+      uniformly at random (paper-notes); the paper's oracle is arbitrary. Equal means
+      and equal adjusted weights are ordered by a tie key per arm (i.i.d. uniform,
+      redrawn whenever the arm is pulled: :mod:`agents.count_buckets`), so the tied arms'
+      order is a uniformly random permutation at every step; equal radii (equal counts)
+      go to a uniform draw among the tied arms of ``M (+) M~`` at every step.
+
+    Implementation (one compiled generator, :func:`run`): the arms are kept in buckets
+    of equal pull count (:mod:`agents.count_buckets`), where the order of the bounds is
+    the order of the means at every ``t``; ``M`` is repaired after each pull, and ``M~``
+    is kept as the number of arms of each bucket swapped in and out (a prefix of its
+    ``M`` arms, a suffix of the others), re-settled at each step (:func:`_select`). A
+    step costs O(D) for D distinct counts (tens at n = 1000), not O(n): the PAC test
+    reads the gain's lower bound ``b_1 - a_1`` and sums the swapped pairs only when that
+    bound does not already exceed ``k epsilon``. ``tests/test_one_pull.py`` compares it
+    exactly with the paper's loop written literally.
     * One pull per step: CLUCB is sequential, so in the batch model every step is a
       batch with one pull (it runs at any ``batch_size`` but does not use batches).
     * ``t`` is the number of pulls made so far (the paper's round counter, which
@@ -77,6 +302,9 @@ class CLUCBPAC(ScriptedAgent):
 
     name = "clucb_pac"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_EMPIRICAL
 
     def __init__(
         self, epsilon: float = 0.01, delta: float = 0.01, *, seed: int | None = None
@@ -88,55 +316,16 @@ class CLUCBPAC(ScriptedAgent):
         self.epsilon = float(epsilon)
         self.delta = float(delta)
 
-    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start an episode."""
-        super().reset(problem, seed=seed)
-        self.steps = 0
+    def params(self) -> np.ndarray:
+        """``prm = [epsilon_sum, delta]`` with ``epsilon_sum = k epsilon``."""
+        return np.array([self.problem.k * self.epsilon, self.delta])
+
+    @property
+    def steps(self) -> int:
+        """Pulls made after the initial round (CLUCB steps; read-only)."""
+        return int(self.ctx.fv[F_STEPS])
 
     def radius(self, counts: np.ndarray, t: int) -> np.ndarray:
         """``rad_t(i) = R sqrt(2 ln(4 n t^3 / delta) / T_t(i))`` (counts must be >= 1)."""
-        return self._scale(t) / np.sqrt(counts)
-
-    def _scale(self, t: int) -> float:
-        """``R sqrt(2 ln(4 n t^3 / delta))``: ``rad_t(i)`` is this over ``sqrt(T_t(i))``."""
-        n = self.problem.n_arms
-        return self.problem.sigma * math.sqrt(2.0 * math.log(4.0 * n * float(t) ** 3 / self.delta))
-
-    def _run(self) -> Generator[Request, None, np.ndarray]:
-        # The direct computation, with sqrt(T_i) kept per arm (one arm changes per
-        # step) and M_t, M~_t as ascending index lists instead of masks: the same
-        # values, sets and draws from self.rng as recomputing everything.
         p = self.problem
-        n, k = p.n_arms, p.k
-        eps_sum = k * self.epsilon
-        counts, means = self.counts, self.means
-        rng = self.rng
-        yield from self._each_once(np.arange(n))
-        single: list[PullOne | None] = [None] * n  # one cached request per arm
-        sq = np.sqrt(counts)  # sqrt(T_i), as radius() computes it
-        small = k <= 64
-        while True:
-            t = self.total_pulls
-            high = top_k(means, k, rng)  # M_t, ascending
-            rad = self._scale(t) / sq
-            w = means + rad
-            w_high = means[high] - rad[high]
-            w[high] = w_high  # mean - rad in M_t, mean + rad elsewhere
-            high_t = top_k(w, k, rng)  # M~_t, ascending
-            gain = w[high_t].sum() - w_high.sum()
-            if gain <= eps_sum:
-                return high
-            if small:  # M (+) M~, ascending
-                sym = set(high.tolist()).symmetric_difference(high_t.tolist())
-                diff = np.array(sorted(sym), dtype=np.int64)
-            else:
-                diff = np.setxor1d(high, high_t, assume_unique=True)
-            rd = rad[diff]
-            best = diff[rd == rd.max()]
-            arm = int(best[0] if best.shape[0] == 1 else best[int(rng.integers(best.shape[0]))])
-            self.steps += 1
-            req = single[arm]
-            if req is None:
-                req = single[arm] = PullOne(arm)
-            yield req
-            sq[arm] = math.sqrt(counts.item(arm))
+        return scale(t, p.n_arms, self.delta, p.sigma) / np.sqrt(counts)

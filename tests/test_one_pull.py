@@ -7,7 +7,7 @@
 * ``run_episode`` plays one-pull requests with ``step_one`` and gives exactly the
   episode of the array protocol (``next_pulls`` + ``step_sparse``) and of the dense
   act/observe path, for every registered agent;
-* CLUCB-PAC's bookkeeping makes exactly the pulls and draws of its direct version.
+* compiled CLUCB-PAC plays exactly the episode of the paper's loop written literally.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import agents
 import bandit_envs  # noqa: F401
 from agents.base import Pull, PullOne, ScriptedAgent
 from agents.clucb_pac import CLUCBPAC
-from bandit_envs.scoring import top_k
 
 ENV_KW = {"n_arms": 6, "k": 2, "answer": "agent", "instance": "uniform-random"}
 
@@ -360,40 +359,54 @@ def test_each_once_rejects_bad_arms_like_pull_each() -> None:
 
 
 # ------------------------------------------------- agents' direct references
-class _DirectCLUCBPAC(CLUCBPAC):
-    """CLUCB-PAC computed from scratch at every step (the previous implementation)."""
+class _LiteralCLUCBPAC(CLUCBPAC):
+    """CLUCB-PAC as the paper's loop, in plain Python, recomputed from scratch every step.
+
+    Chen et al. (2014) Alg. 1 with the PAC stop, literally: ``M`` = top k of the means,
+    adjusted weights, ``M~`` = top k of them, stop when the gain is at most ``k
+    epsilon``, else pull the arm of ``M (+) M~`` with the largest radius. Its random
+    choices are spelled out as the compiled agent makes them (its docstring): a tie key
+    per arm (drawn in arm order after the initial round, redrawn after each pull) orders
+    equal means and equal weights, and equal radii go to a uniform pick (``floor(m u)``)
+    among the tied arms listed ``M`` side ascending, then the other side descending. So
+    the two must play exactly the same episode on every instance.
+    """
+
+    kernel = None
+    episode_kernel = None
 
     def _run(self):
         p = self.problem
         n, k = p.n_arms, p.k
         eps_sum = k * self.epsilon
-        counts, means = self.counts, self.means
-        rng = self.rng
+        counts, means, rng = self.counts, self.means, self.rng
+        self.literal_steps = 0
         yield Pull.each(np.arange(n), 1)
-        one = np.ones(1, dtype=np.int64)
-        m = np.zeros(n, dtype=bool)
-        mt = np.zeros(n, dtype=bool)
+        tb = np.array([rng.random() for _ in range(n)])
         while True:
             t = self.total_pulls
-            m[:] = False
-            m[top_k(means, k, rng)] = True
-            rad = (
-                self.problem.sigma
-                * math.sqrt(2.0 * math.log(4.0 * n * float(t) ** 3 / self.delta))
-                / np.sqrt(counts)
-            )
+            m = np.zeros(n, dtype=bool)
+            m[np.lexsort((tb, means))[n - k :]] = True
+            scale = p.sigma * math.sqrt(2.0 * math.log(4.0 * n * float(t) ** 3 / self.delta))
+            rad = scale / np.sqrt(counts)
             w = np.where(m, means - rad, means + rad)
-            mt[:] = False
-            mt[top_k(w, k, rng)] = True
+            mt = np.zeros(n, dtype=bool)
+            mt[np.lexsort((tb, w))[n - k :]] = True
             gain = w[mt].sum() - w[m].sum()
             if gain <= eps_sum:
                 return np.flatnonzero(m)
             diff = np.flatnonzero(m ^ mt)
-            rd = rad[diff]
-            best = diff[rd == rd.max()]
-            arm = best[0] if best.shape[0] == 1 else best[int(rng.integers(best.shape[0]))]
-            self.steps += 1
-            yield Pull(np.array([arm], dtype=np.int64), one)
+            fewest = counts[diff].min()
+            out = [i for i in diff if m[i] and counts[i] == fewest]
+            inn = [i for i in diff if not m[i] and counts[i] == fewest]
+            out.sort(key=lambda i: (means[i], tb[i]))
+            inn.sort(key=lambda i: (means[i], tb[i]), reverse=True)
+            tied = out + inn
+            u = min(int(rng.random() * len(tied)), len(tied) - 1) if len(tied) > 1 else 0
+            arm = int(tied[u])
+            self.literal_steps += 1
+            yield PullOne(arm)
+            tb[arm] = rng.random()
 
 
 @pytest.mark.parametrize(
@@ -402,16 +415,18 @@ class _DirectCLUCBPAC(CLUCBPAC):
         ("jiang2017-1-sparse", 30, 3, 0.0),
         ("chen2017-twogroup", 40, 10, 0.01),  # Bernoulli: ties in means and bounds
         ("uniform-random", 25, 5, 0.05),
-        ("chen2017-twogroup", 140, 70, 0.01),  # k > 64: the numpy symmetric difference
+        ("chen2017-twogroup", 140, 70, 0.01),  # many ties: equal means, counts, radii
+        ("uniform-random", 120, 30, 0.0),
     ],
 )
-def test_clucb_pac_equals_its_direct_computation(instance, n, k, eps) -> None:
+def test_clucb_pac_equals_its_literal_loop(instance, n, k, eps) -> None:
     for setting, extra in (
         ("fixed_confidence", {"max_batches": 4000}),
         ("fixed_budget", {"budget": 9 * n}),
     ):
-        env = make_env(instance=instance, n_arms=n, k=k, batch_size=1, setting=setting, **extra)
+        batch = {"batch_size": 1} if n % 2 else {"batch_size": None, "repeat_limit": 2}
+        env = make_env(instance=instance, n_arms=n, k=k, setting=setting, **batch, **extra)
         for seed in range(3):
-            a, b = CLUCBPAC(epsilon=eps), _DirectCLUCBPAC(epsilon=eps)
+            a, b = CLUCBPAC(epsilon=eps), _LiteralCLUCBPAC(epsilon=eps)
             assert run(env, a, seed) == run(env, b, seed)
-            assert a.steps == b.steps and a.rng.random() == b.rng.random()
+            assert a.steps == b.literal_steps and a.rng.random() == b.rng.random()
