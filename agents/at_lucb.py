@@ -8,13 +8,14 @@ import numbers
 import numba
 import numpy as np
 
-from agents import confidence, engine
+from agents import confidence, count_buckets, engine
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
     ScriptedAgent,
     check_probability,
 )
+from agents.count_buckets import BCNT, BND, ORD, R_D, REG, SIDE, TB
 from bandit_envs.problem import Problem
 
 __all__ = ["ATLUCB", "widths"]
@@ -36,162 +37,133 @@ def widths(counts, t, n_arms, delta, sigma, k1):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _delta_s(prm, s):
     return prm[P_DELTA_1] * prm[P_ALPHA] ** (s - 1)
 
 
-@numba.njit(cache=True)
-def _top_k_mask(means, k, rng, high, tied):
-    """``high[i] = 1`` for the ``k`` largest means (ties at the boundary at random), else 0."""
-    n = means.shape[0]
-    thr = np.partition(means.copy(), n - k)[n - k]
-    above = 0
-    nt = 0
-    for i in range(n):
-        if means[i] > thr:
-            high[i] = 1
-            above += 1
-        else:
-            high[i] = 0
-            if means[i] == thr:
-                tied[nt] = i
-                nt += 1
-    need = k - above
-    engine.choose_distinct(tied, nt, need, rng)
-    for j in range(need):
-        high[tied[j]] = 1
+@numba.njit(cache=True, _nrt=False)
+def _extremes(S, F, means, rate, sigma):
+    """``(h*, L_{h*}, l*, U_{l*})`` at the rate ``log(k1 n t^4 / delta)``.
 
-
-@numba.njit(cache=True)
-def _gap(counts, means, high, rate, sigma):
-    """``U_{l*} - L_{h*}``.
-
-    The largest ``mean + beta`` over Low minus the smallest ``mean - beta`` over High.
+    Arms with equal counts share ``beta``: the smallest ``L`` over ``High`` is the smallest
+    over the buckets of their lowest ``High`` mean minus the bucket's ``beta``, the largest
+    ``U`` over ``Low`` likewise (:mod:`agents.count_buckets`); O(D), one ``beta`` per
+    bucket. Ties (equal bounds) go by the arms' tie keys.
     """
+    order, bnd, bc = S[ORD], S[BND], S[BCNT]
+    tb = F[TB]
+    h = -1
+    l_ = -1
     lo = np.inf
     up = -np.inf
-    for i in range(counts.shape[0]):
-        w = confidence.lucb_width(float(counts[i]), rate, sigma)
-        if high[i]:
-            v = means[i] - w
-            if v < lo:
-                lo = v
-        else:
-            v = means[i] + w
-            if v > up:
-                up = v
-    return up - lo
+    for d in range(S[REG, R_D]):
+        s0, s1, s2 = bnd[2 * d], bnd[2 * d + 1], bnd[2 * d + 2]
+        w = confidence.lucb_width(float(bc[d]), rate, sigma)
+        if s1 > s0:
+            a = order[s0]
+            v = means[a] - w
+            if h < 0 or v < lo or (v == lo and tb[a] < tb[h]):
+                h, lo = a, v
+        if s2 > s1:
+            a = order[s2 - 1]
+            v = means[a] + w
+            if l_ < 0 or v > up or (v == up and tb[a] > tb[l_]):
+                l_, up = a, v
+    return h, lo, l_, up
 
 
-@numba.njit(cache=True)
-def _term(ctx, prm, t, s, high):
-    """``Term(t, delta_s, eps)``."""
+@numba.njit(cache=True, _nrt=False)
+def _term(S, F, ctx, prm, t, s):
+    """``Term(t, delta_s, eps)``: ``U_{l*} - L_{h*} < eps``."""
     n = ctx.counts.shape[0]
     rate = confidence.lucb_rate(float(t), n, _delta_s(prm, s), prm[P_K1])
-    return _gap(ctx.counts, ctx.means, high, rate, ctx.fv[engine.SIGMA]) < prm[P_EPS]
+    _, lo, _, up = _extremes(S, F, ctx.means, rate, ctx.fv[engine.SIGMA])
+    return up - lo < prm[P_EPS]
 
 
-@numba.njit(cache=True)
-def _update(ctx, prm, t, high, tied, fresh):
-    """The ``S(t)``/``J(t)`` lines of AT-LUCB at time ``t`` (``High^t`` into ``high``).
+@numba.njit(cache=True, _nrt=False)
+def _update(S, F, ctx, prm, t):
+    """The ``S(t)``/``J(t)`` lines of AT-LUCB at time ``t`` (``High^t``: the top side of ``S``).
 
     ``J`` is ``High^t`` while ``S = 1``; once ``S > 1`` it is kept in ``ctx.status``
     (:data:`~agents.engine.ACCEPTED`), the set the anytime answer returns.
     """
-    means = ctx.means
-    n = means.shape[0]
-    k = ctx.iv[engine.K]
-    if not fresh:  # High^t unchanged when it is strictly above Low^t: top-k draws nothing
-        lo = np.inf
-        up = -np.inf
-        for i in range(n):
-            if high[i]:
-                if means[i] < lo:
-                    lo = means[i]
-            elif means[i] > up:
-                up = means[i]
-        fresh = not lo > up
-    if fresh:
-        _top_k_mask(means, k, ctx.rng, high, tied)
     fv = ctx.fv
     s0 = int(fv[F_S])
-    if _term(ctx, prm, t, s0, high):
+    if _term(S, F, ctx, prm, t, s0):
         # S(t) = the smallest s > s0 with not Term(t, delta_s): Term holds at s0 and is
         # monotone in s (true up to some s*, false beyond), so double, then bisect.
         lo_s, step = s0, 1
         hi_s = s0 + step
-        while _term(ctx, prm, t, hi_s, high):
+        while _term(S, F, ctx, prm, t, hi_s):
             lo_s, step = hi_s, step * 2
             hi_s = s0 + step
         while hi_s - lo_s > 1:
             mid = (lo_s + hi_s) // 2
-            if _term(ctx, prm, t, mid, high):
+            if _term(S, F, ctx, prm, t, mid):
                 lo_s = mid
             else:
                 hi_s = mid
         fv[F_S] = hi_s
-        for i in range(n):  # J(t) = High^t
-            ctx.status[i] = engine.ACCEPTED if high[i] else engine.UNDECIDED
+        side = S[SIDE]
+        for i in range(ctx.counts.shape[0]):  # J(t) = High^t (O(n), only when S grows)
+            ctx.status[i] = engine.ACCEPTED if side[i] == 0 else engine.UNDECIDED
     fv[F_T] = t
 
 
-@numba.njit(cache=True)
-def _pair(ctx, prm, t, high):
-    """``h* = argmin_{High} L`` and ``l* = argmax_{Low} U`` at ``delta_{S(t)}`` (ties at random)."""
-    counts, means, rng = ctx.counts, ctx.means, ctx.rng
-    n = counts.shape[0]
-    sigma = ctx.fv[engine.SIGMA]
+@numba.njit(cache=True, _nrt=False)
+def _pair(S, F, ctx, prm, t):
+    """``h* = argmin_{High} L`` and ``l* = argmax_{Low} U`` at ``delta_{S(t)}``."""
+    n = ctx.counts.shape[0]
     rate = confidence.lucb_rate(float(t), n, _delta_s(prm, int(ctx.fv[F_S])), prm[P_K1])
-    lo, up = np.inf, -np.inf
-    h, l_, nh, nl = -1, -1, 0, 0
-    for i in range(n):
-        w = confidence.lucb_width(float(counts[i]), rate, sigma)
-        if high[i]:
-            v = means[i] - w
-            if v < lo:
-                lo, h, nh = v, i, 1
-            elif v == lo:
-                nh += 1
-                if engine.below(rng, nh) == 0:
-                    h = i
-        else:
-            v = means[i] + w
-            if v > up:
-                up, l_, nl = v, i, 1
-            elif v == up:
-                nl += 1
-                if engine.below(rng, nl) == 0:
-                    l_ = i
+    h, _, l_, _ = _extremes(S, F, ctx.means, rate, ctx.fv[engine.SIGMA])
     return h, l_
+
+
+@numba.njit(cache=True, _nrt=False)
+def _high(S, n, out):
+    """``High`` (ascending) into ``out``."""
+    side = S[SIDE]
+    j = 0
+    for i in range(n):
+        if side[i] == 0:
+            out[j] = i
+            j += 1
 
 
 @numba.njit
 def run(ctx, prm):
     """AT-LUCB (the compiled algorithm; ``prm`` as :meth:`ATLUCB.params`).
 
-    O(n) per round (two pulls): one pass for ``High^t``, one for ``Term`` at
-    ``delta_{S(t-1)}`` and one for ``h*``, ``l*``; more passes only when ``S`` grows.
+    O(D) per round (two pulls) for D distinct pull counts: the arms live in count
+    buckets split into ``High`` and ``Low`` (:mod:`agents.count_buckets`), ``High`` is
+    repaired after the pulls, and every ``Term`` and the pair read the buckets' extreme
+    means; ``S`` grows by doubling and bisection on ``Term``.
     """
     iv = ctx.iv
     n = iv[engine.N]
+    k = iv[engine.K]
     fixed_conf = iv[engine.SETTING] == engine.FIXED_CONFIDENCE
     ctx.fv[F_S] = 1.0
     yield engine.request_each(ctx, np.arange(n), 1)
-    high = np.zeros(n, dtype=np.int8)
-    tied = np.empty(n, dtype=np.int64)
+    S, F = count_buckets.build(ctx, k)
     t = 1
-    fresh = True
     while True:
-        _update(ctx, prm, t, high, tied, fresh)
-        fresh = False
+        _update(S, F, ctx, prm, t)
         if fixed_conf:
             rate = confidence.lucb_rate(float(t), n, prm[P_DELTA], prm[P_K1])
-            if _gap(ctx.counts, ctx.means, high, rate, ctx.fv[engine.SIGMA]) < prm[P_EPS]:
-                engine.finish(ctx, np.flatnonzero(high))
+            _, lo, _, up = _extremes(S, F, ctx.means, rate, ctx.fv[engine.SIGMA])
+            if up - lo < prm[P_EPS]:
+                high = np.empty(k, dtype=np.int64)
+                _high(S, n, high)
+                engine.finish(ctx, high)
                 return
-        h, l_ = _pair(ctx, prm, t, high)
+        h, l_ = _pair(S, F, ctx, prm, t)
         yield engine.request_two(ctx, h, l_)
+        count_buckets.pulled(S, F, ctx, h)
+        count_buckets.pulled(S, F, ctx, l_)
+        count_buckets.repair_top(S, F, ctx.means)
         t += 1
 
 
@@ -206,16 +178,15 @@ def final_update(ctx, prm):
     """The anytime output ``J(t + 1)``: the ``J`` update once more on the final statistics.
 
     Needed only once ``S > 1`` (before, ``J`` is ``High`` of the latest statistics, the
-    empirical top k that the anytime rule returns anyway); runs once per episode.
+    empirical top k that the anytime rule returns anyway); runs once per episode, on
+    buckets built afresh (new tie keys: ``High^(t+1)``'s ties at random).
     """
     fv = ctx.fv
     if fv[F_FINAL] != 0.0 or ctx.iv[engine.HAS_ANSWER] == 1 or fv[F_S] <= 1.0:
         return
     fv[F_FINAL] = 1.0
-    n = ctx.counts.shape[0]
-    high = np.zeros(n, dtype=np.int8)
-    tied = np.empty(n, dtype=np.int64)
-    _update(ctx, prm, int(fv[F_T]) + 1, high, tied, True)
+    S, F = count_buckets.build(ctx, ctx.iv[engine.K])
+    _update(S, F, ctx, prm, int(fv[F_T]) + 1)
 
 
 class ATLUCB(ScriptedAgent):
