@@ -70,7 +70,7 @@ def _make_env(setting: str, n: int, k: int, b: int | None, r: int | None, dist: 
     if setting == "fixed_budget":
         kwargs["budget"] = 25 * n
     else:
-        kwargs["max_batches"] = 1500
+        kwargs["max_batches"] = 1000
         kwargs["cost_per_batch"] = 0.001
     return gym.make("TopK-Batch-v0", **kwargs)
 
@@ -105,7 +105,7 @@ def _cases() -> list[tuple[str, str, tuple]]:
 def test_fast_path_plays_the_reference_episode(name: str, setting: str, point: tuple) -> None:
     n, k, b, r, dist, paired = point
     env = _make_env(setting, n, k, b, r, dist, paired)
-    for seed in (0, 1):
+    for seed in (point[0],):  # one seed per grid point (seeds differ across points)
         fast_agent = agents.make(name, **_params(name, setting))
         ref_agent = agents.make(name, **_params(name, setting))
         assert agents.fast_path_applies(env, fast_agent)
