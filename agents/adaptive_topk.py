@@ -245,17 +245,3 @@ class AdaptiveTopK(ScriptedAgent):
         """The current round ``r`` (0 before the first)."""
         return int(self.ctx.fv[_ROUND])
 
-    @property
-    def undecided(self) -> np.ndarray:
-        """The undecided arms ``S`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
-
-    @property
-    def accepted(self) -> np.ndarray:
-        """The accepted arms ``A`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
-
-    @property
-    def rejected(self) -> np.ndarray:
-        """The rejected arms (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.REJECTED)

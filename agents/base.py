@@ -272,6 +272,21 @@ class ScriptedAgent(Agent):
         return int(self._iv[engine.BATCHES])
 
     @property
+    def accepted(self) -> np.ndarray:
+        """Arms the algorithm marked accepted (``ctx.status``), increasing."""
+        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """Arms the algorithm marked rejected (``ctx.status``), increasing."""
+        return np.flatnonzero(self.ctx.status == engine.REJECTED)
+
+    @property
+    def undecided(self) -> np.ndarray:
+        """Arms neither accepted nor rejected (``ctx.status``), increasing."""
+        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+
+    @property
     def compiled(self) -> bool:
         """Whether the agent runs a compiled kernel (and can take the fast path)."""
         return self.kernel is not None

@@ -311,14 +311,5 @@ class BatchRacing(ScriptedAgent):
     @property
     def surviving(self) -> np.ndarray:
         """The undecided arms ``S`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+        return self.undecided
 
-    @property
-    def accepted(self) -> np.ndarray:
-        """The accepted arms ``A`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
-
-    @property
-    def rejected(self) -> np.ndarray:
-        """The rejected arms ``R`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.REJECTED)

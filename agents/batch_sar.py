@@ -297,9 +297,5 @@ class BatchSAR(ScriptedAgent):
     @property
     def surviving(self) -> np.ndarray:
         """The arms neither accepted nor rejected (ascending)."""
-        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+        return self.undecided
 
-    @property
-    def accepted(self) -> np.ndarray:
-        """The accepted arms (ascending)."""
-        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)

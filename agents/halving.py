@@ -159,4 +159,4 @@ class Halving(ScriptedAgent):
     @property
     def surviving(self) -> np.ndarray:
         """The surviving set ``S`` (ascending; arms not eliminated by a stage)."""
-        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+        return self.undecided

@@ -307,9 +307,5 @@ class OptMAI(ScriptedAgent):
     @property
     def active(self) -> np.ndarray:
         """The active arms ``S`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+        return self.undecided
 
-    @property
-    def accepted(self) -> np.ndarray:
-        """The accepted arms ``T`` (increasing)."""
-        return np.flatnonzero(self.ctx.status == engine.ACCEPTED)
