@@ -121,17 +121,6 @@ def _pair(S, F, ctx, prm, t):
     return h, l_
 
 
-@numba.njit(cache=True, _nrt=False)
-def _high(S, n, out):
-    """``High`` (ascending) into ``out``."""
-    side = S[SIDE]
-    j = 0
-    for i in range(n):
-        if side[i] == 0:
-            out[j] = i
-            j += 1
-
-
 @numba.njit
 def run(ctx, prm):
     """AT-LUCB (the compiled algorithm; ``prm`` as :meth:`ATLUCB.params`).
@@ -156,7 +145,7 @@ def run(ctx, prm):
             _, lo, _, up = _extremes(S, F, ctx.means, rate, ctx.fv[engine.SIGMA])
             if up - lo < prm[P_EPS]:
                 high = np.empty(k, dtype=np.int64)
-                _high(S, n, high)
+                count_buckets.top_set(S, n, high)
                 engine.finish(ctx, high)
                 return
         h, l_ = _pair(S, F, ctx, prm, t)

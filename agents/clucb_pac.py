@@ -8,7 +8,7 @@ import numbers
 import numba
 import numpy as np
 
-from agents import engine
+from agents import count_buckets, engine
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
@@ -26,7 +26,6 @@ from agents.count_buckets import (
     R_JN,
     RAD,
     REG,
-    SIDE,
     TB,
     build,
     pulled,
@@ -189,17 +188,6 @@ def _radii(S, F, s):
         rad[d] = s / math.sqrt(bc[d])
 
 
-@numba.njit(cache=True, _nrt=False)
-def _answer(S, n, out):
-    """``M`` (ascending) into ``out``."""
-    side = S[SIDE]
-    j = 0
-    for i in range(n):
-        if side[i] == 0:
-            out[j] = i
-            j += 1
-
-
 @numba.njit
 def run(ctx, prm):
     """CLUCB-PAC (the compiled algorithm; ``prm`` as :meth:`CLUCBPAC.params`)."""
@@ -217,7 +205,7 @@ def run(ctx, prm):
         _select(S, F, ctx.means, cap)
         if not _gain_above(S, F, ctx.means, eps_sum):
             high = np.empty(k, dtype=np.int64)
-            _answer(S, n, high)
+            count_buckets.top_set(S, n, high)
             engine.finish(ctx, high)
             return
         arm = _pick(S, ctx.rng)

@@ -280,3 +280,12 @@ def build(ctx, k):
     return S, F
 
 
+@numba.njit(cache=True, _nrt=False)
+def top_set(S, n, out):
+    """The top-``k`` side (``S[SIDE] == 0``), ascending, into ``out``."""
+    side = S[SIDE]
+    j = 0
+    for i in range(n):
+        if side[i] == 0:
+            out[j] = i
+            j += 1

@@ -120,7 +120,7 @@ def _new_sched(n: int) -> np.ndarray:
 
 
 def make_ctx(problem, rng: np.random.Generator, rule: int) -> Ctx:
-    """A fresh :class:`Ctx` for an episode of ``problem`` (a :class:`~bandit_envs.problem.Problem`)."""
+    """A fresh :class:`Ctx` for an episode of ``problem`` (a ``bandit_envs`` ``Problem``)."""
     n, k = problem.n_arms, problem.k
     iv = np.zeros(NI, dtype=np.int64)
     iv[N], iv[K] = n, k
@@ -501,7 +501,8 @@ def _bucket_batch(ctx, room):
     m = iv[REQ_LEN]
     r = iv[R]
     sched = ctx.sched
-    bucket, nxt, order, deferred, alloc = sched[WORK], sched[LEVEL], sched[CAND], sched[CAPS], sched[ALLOC]
+    bucket, nxt, order = sched[WORK], sched[LEVEL], sched[CAND]
+    deferred, alloc = sched[CAPS], sched[ALLOC]
     if iv[BUCKETS_READY] == 1:
         # An arm held back by the repeat limit sits at most one level above the
         # current one, unless the level rose past it within the last batch: rebuild then.
@@ -576,7 +577,8 @@ def _bucket_batch(ctx, room):
         ctx.sched[BATCH_ARMS, j] = ctx.sched[REQ_ARMS, pos]
         ctx.sched[BATCH_REPS, j] = alloc[pos]
         alloc[pos] = 0
-    iv[BUCKET_LEN], iv[NEXT_LEN], iv[HEAD], iv[BUCKET_LEVEL], iv[DEFER_LEN] = nb, nn, head, lvl, ndef
+    iv[BUCKET_LEN], iv[NEXT_LEN], iv[HEAD] = nb, nn, head
+    iv[BUCKET_LEVEL], iv[DEFER_LEN] = lvl, ndef
     return out
 
 

@@ -70,7 +70,8 @@ class RewardState(NamedTuple):
     ``rng``: the episode's generator (independent draws); ``buf``/``pos``: the block
     buffer of uniforms of one-pull steps and the next position in it (``pos[0] ==
     len(buf)``: empty); ``key``: the paired episode key (``uint64[1]``); ``used``: paired
-    rewards drawn per arm (the next reward's index; unused by independent sources); ``means``, ``sigma``; ``cdf``,
+    rewards drawn per arm (the next reward's index; unused by independent sources);
+    ``means``, ``sigma``; ``cdf``,
     ``probs``, ``support``: categorical cumulative probabilities and
     probabilities ``(n, m)`` and the reward values ``(m,)`` (1-element dummies otherwise).
     """
@@ -171,7 +172,9 @@ def draw_one(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, sup
 
 
 @numba.njit(cache=True, _nrt=False)
-def draw_sums(kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, support, arms, reps, out):
+def draw_sums(
+    kind, dist, rng, buf, pos, key, used, means, sigma, cdf, probs, support, arms, reps, out
+):
     """``out[j]`` = sum of ``reps[j]`` fresh rewards of ``arms[j]`` (``RewardSource.sums``)."""
     m = arms.shape[0]
     if kind == PAIRED:

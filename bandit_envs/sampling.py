@@ -63,7 +63,9 @@ _DUMMY_2D = np.zeros((1, 1))
 _DUMMY_1D = np.zeros(1)
 
 
-def _state(kind: int, arms: Arms, rng: np.random.Generator, buffer: int, key: int) -> kernels.RewardState:
+def _state(
+    kind: int, arms: Arms, rng: np.random.Generator, buffer: int, key: int
+) -> kernels.RewardState:
     n = arms.means.shape[0]
     if arms.distribution == "categorical":
         probs = np.ascontiguousarray(arms.probs, dtype=np.float64)

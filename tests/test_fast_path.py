@@ -58,7 +58,9 @@ def _instance(n: int, k: int, dist: str, seed: int) -> Any:
     return bandit_envs.instances.from_means(means, k=k, distribution=dist, sigma=sigma)
 
 
-def _make_env(setting: str, n: int, k: int, b: int | None, r: int | None, dist: str, paired: bool) -> gym.Env:
+def _make_env(
+    setting: str, n: int, k: int, b: int | None, r: int | None, dist: str, paired: bool
+) -> gym.Env:
     kwargs: dict[str, Any] = dict(
         instance=_instance(n, k, dist, seed=n * 31 + k),
         batch_size=b,
@@ -94,7 +96,7 @@ def _cases() -> list[tuple[str, str, tuple]]:
         for setting, point in itertools.product(("fixed_budget", "fixed_confidence"), GRID):
             if setting not in cls.settings:
                 continue
-            n, k = point[0], point[1]
+            k = point[1]
             if cls.k_values is not None and k not in cls.k_values:
                 continue
             out.append((name, setting, point))
