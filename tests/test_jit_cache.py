@@ -1,0 +1,62 @@
+"""The numba cache stamps (``bandit_envs._jit``) cover exactly the compiled sources a file reaches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bandit_envs import _jit
+
+ROOT = Path(_jit.__file__).resolve().parent.parent
+
+
+def _closure(rel: str) -> set[str]:
+    seen: set[Path] = set()
+    todo = [ROOT / rel]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(_jit._imports(current))
+    return {str(p.relative_to(ROOT)) for p in seen}
+
+
+def test_agent_stamp_covers_the_engine_and_the_reward_kernels() -> None:
+    reach = _closure("agents/at_lucb.py")
+    assert {"agents/engine.py", "bandit_envs/kernels.py", "agents/count_buckets.py"} <= reach
+
+
+def test_from_package_import_module_and_inheritance_are_followed() -> None:
+    # ``from agents import confidence, engine`` and ``from agents.nsar import NSAR``
+    assert {"agents/confidence.py", "agents/engine.py"} <= _closure("agents/lucb_common.py")
+    assert "agents/nsar.py" in _closure("agents/sar.py")
+
+
+def test_an_agent_stamp_ignores_unrelated_agents() -> None:
+    reach = _closure("agents/sar.py")
+    assert "agents/lucb_common.py" not in reach
+    assert "agents/at_lucb.py" not in reach
+
+
+def test_the_digest_changes_with_an_imported_source(tmp_path, monkeypatch) -> None:
+    pkg = tmp_path / "agents"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine.py").write_text("import numba\nX = 1\n")
+    (pkg / "algo.py").write_text("import numba\nfrom agents import engine\n")
+    (pkg / "other.py").write_text("import numba\n")
+    monkeypatch.setattr(_jit, "_ROOT", tmp_path)
+    monkeypatch.setattr(_jit, "_PACKAGES", (pkg,))
+    monkeypatch.setattr(_jit, "_TOP", frozenset({"agents"}))
+    for cached in (_jit._imports, _jit._digest):
+        cached.cache_clear()
+    try:
+        before = _jit._digest(pkg / "algo.py")
+        (pkg / "other.py").write_text("import numba\nY = 2\n")
+        _jit._digest.cache_clear()
+        assert _jit._digest(pkg / "algo.py") == before
+        (pkg / "engine.py").write_text("import numba\nX = 2\n")
+        _jit._digest.cache_clear()
+        assert _jit._digest(pkg / "algo.py") != before
+    finally:
+        for cached in (_jit._imports, _jit._digest):
+            cached.cache_clear()
