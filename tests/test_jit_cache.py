@@ -1,4 +1,4 @@
-"""The numba cache stamps (``bandit_envs._jit``) cover exactly the compiled sources a file reaches."""
+"""The numba cache stamps (``bandit_envs._jit``) cover the compiled sources a file reaches."""
 
 from __future__ import annotations
 
