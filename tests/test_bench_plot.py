@@ -91,3 +91,15 @@ def test_bar_plot_takes_a_zero_width_interval_an_ulp_off_the_mean(tmp_path) -> N
     assert rows[0]["ci_low"] < rows[0]["mean"] or rows[0]["ci_high"] < rows[0]["mean"]
     paths = plot_summary(pd.DataFrame(rows), tmp_path, kind="bar")
     assert [p.name for p in paths] == ["batches.png"] and paths[0].stat().st_size > 0
+
+
+def test_log_axis_labels_are_spaced_and_short() -> None:
+    from topk_bench.plot import _compact, _spaced_log_ticks
+
+    xs = [10000, 15000, 20000, 25000, 30000, 40000, 50000, 100000, 200000]
+    ticks = _spaced_log_ticks(xs)
+    assert ticks[0] == 10000 and ticks[-1] == 200000
+    ratios = [b / a for a, b in zip(ticks, ticks[1:])]
+    assert min(ratios) >= 20 ** (1 / 8)  # at least 1/8 of the axis apart
+    assert _spaced_log_ticks([10, 20, 50, 100, 200, 500]) == [10, 20, 50, 100, 200, 500]
+    assert [_compact(v) for v in (20000, 1500000, 1250, 0.01)] == ["20k", "1.5M", "1250", "0.01"]

@@ -5,7 +5,8 @@ Numeric x values give lines with a shaded 95% confidence band per agent; labels
 those of :mod:`topk_bench.summary`. Variants of one algorithm (agents with the same
 registry name, e.g. jiang2017's faithful and heuristic parameter sets) share a colour
 and differ in line style (bars: hatching). A log x axis is labelled at the x values of
-the data when there are at most 12 of them.
+the data when there are at most 12 of them (those at least 1/8 of the axis apart, in
+short form: 20k, 1.5M).
 """
 
 from __future__ import annotations
@@ -20,6 +21,31 @@ __all__ = ["agent_styles", "grid_shape", "plot_dir", "plot_summary"]
 
 _LINESTYLES = ("-", "--", ":", "-.")
 _HATCHES = ("", "//", "..", "xx", "\\\\", "--", "++", "oo")
+
+
+def _compact(v: float) -> str:
+    """A short tick label: 20000 -> '20k', 1500000 -> '1.5M'."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale and v % (scale / 10) == 0:
+            return f"{v / scale:g}{suffix}"
+    return f"{v:g}"
+
+
+def _spaced_log_ticks(xs: list[float], slots: int = 8) -> list[float]:
+    """The x values to label on a log axis, at least 1/``slots`` of its span apart."""
+    positive = [v for v in xs if v > 0]
+    if len(positive) < 2:
+        return list(xs)
+    span = math.log(positive[-1]) - math.log(positive[0])
+    kept = [positive[0]]
+    for v in positive[1:]:
+        if math.log(v) - math.log(kept[-1]) >= span / slots:
+            kept.append(v)
+    if kept[-1] != positive[-1]:  # always label the largest value
+        if len(kept) > 1 and math.log(positive[-1]) - math.log(kept[-1]) < span / slots:
+            kept.pop()
+        kept.append(positive[-1])
+    return kept
 
 
 def grid_shape(n_panels: int) -> tuple[int, int]:
@@ -158,7 +184,8 @@ def plot_summary(
                     ax.set_xscale("log")
                     xs = sorted(set(pdf["x_value"].astype(float)))
                     if len(xs) <= 12:  # label the data's x values, not only powers of ten
-                        ax.set_xticks(xs, [f"{v:g}" for v in xs])
+                        ticks = _spaced_log_ticks(xs)
+                        ax.set_xticks(ticks, [_compact(v) for v in ticks])
                         ax.xaxis.set_minor_formatter(plt.NullFormatter())
             if metric in logy:
                 ax.set_yscale("log")
