@@ -41,6 +41,11 @@ _REGISTRY: dict[str, str] = {
     # jiang2017
     "lil_rand_lucb": "agents.lil_rand_lucb:LilRandLUCB",
     "lil_clucb": "agents.lil_clucb:LilCLUCB",
+    # Modern fixed confidence: GLR stopping (agents.glr) with Top-Two sampling rules
+    "eb_tc": "agents.eb_tc:EBTC",
+    "eb_tci": "agents.eb_tci:EBTCI",
+    "t3c": "agents.t3c:T3C",
+    "ttts": "agents.ttts:TTTS",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

@@ -23,7 +23,7 @@ import bandit_envs  # noqa: F401
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 
 NAMES = agents.available()
-K_ONE_ONLY = {"lil_ucb"}
+K_ONE_ONLY = {n for n in NAMES if agents.agent_class(n).k_values == frozenset({1})}
 
 
 def settings_of(name: str) -> frozenset[str]:

@@ -1,0 +1,135 @@
+"""GLR stopping (agents.glr) and the Top-Two agents (EB-TC, EB-TCI, T3C, TTTS)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import bandit_envs
+from agents import glr, top_two
+from bandit_envs import divergences as dv
+
+
+@pytest.mark.parametrize("family,sigma", [(dv.BERNOULLI, 0.5), (dv.GAUSSIAN, 0.7)])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_statistic_is_the_min_over_all_pairs(family: int, sigma: float, k: int) -> None:
+    rng = np.random.default_rng(k)
+    for _ in range(20):
+        n = 7
+        counts = rng.integers(1, 50, size=n)
+        means = rng.uniform(0.05, 0.95, size=n)
+        top = np.argsort(-means)[:k].astype(np.int64)
+        in_top = np.zeros(n, dtype=np.int8)
+        in_top[top] = 1
+        z, i, j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
+        costs = {
+            (a, b): dv.transport_cost(family, sigma, counts[a], means[a], counts[b], means[b])
+            for a, b in itertools.product(top, set(range(n)) - set(top))
+        }
+        assert z == pytest.approx(min(costs.values()), rel=1e-12)
+        assert costs[(i, j)] == z
+
+
+def test_thresholds_by_hand() -> None:
+    assert glr.beta("gk2016", 100, 0.1, 4, 1) == pytest.approx(math.log(2 * 100 * 3 / 0.1))
+    assert glr.beta("gk2016", 100, 0.1, 10, 3) == pytest.approx(math.log(2 * 100 * 21 / 0.1))
+    assert glr.beta("log", 100, 0.05, 4, 1) == pytest.approx(math.log((1 + math.log(100)) / 0.05))
+    # kk2021: 2 C_G(x) with C_G the minimum over lambda, checked on a grid
+    x = 0.5 * math.log(3 / 0.1)
+    grid = np.linspace(0.5 + 1e-6, 1 - 1e-6, 200001)
+    c_g = min((glr._g_gauss(lam) + x) / lam for lam in grid)
+    want = 2 * c_g + 4 * math.log(4 + math.log(1000 / 2))
+    assert glr.beta("kk2021", 1000, 0.1, 4, 1) == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(glr.THRESHOLDS))
+def test_thresholds_grow_with_t_and_shrink_with_delta(name: str) -> None:
+    ts = [2, 10, 100, 10**4, 10**6]
+    values = [glr.beta(name, t, 0.1, 5, 2) for t in ts]
+    assert all(a < b for a, b in zip(values, values[1:], strict=False))
+    assert glr.beta(name, 100, 0.01, 5, 2) > glr.beta(name, 100, 0.1, 5, 2)
+
+
+def test_bad_threshold_arguments_are_named() -> None:
+    with pytest.raises(ValueError, match="threshold='chernoff'"):
+        agents.make("eb_tc", threshold="chernoff")
+    with pytest.raises(ValueError, match="delta=1.5"):
+        agents.make("t3c", delta=1.5)
+    with pytest.raises(ValueError, match="selection='greedy'"):
+        agents.make("eb_tc", selection="greedy")
+    with pytest.raises(ValueError, match="beta=0"):
+        agents.make("eb_tci", beta=0)
+
+
+def test_ids_probability_is_the_ratio_of_partial_derivatives() -> None:
+    # Gaussian: W = D^2 / (2 s^2 (1/Ni + 1/Nj)), dW/dNi ~ 1/Ni^2, so p = Nj^2 / (Ni^2 + Nj^2)
+    p = top_two._ids_probability(dv.GAUSSIAN, 0.5, 10.0, 0.8, 30.0, 0.2)
+    assert p == pytest.approx(30.0**2 / (10.0**2 + 30.0**2))
+    assert top_two._ids_probability(dv.BERNOULLI, 0.5, 5.0, 0.4, 5.0, 0.4) == 0.5
+
+
+def test_tci_challenger_by_hand() -> None:
+    counts = np.array([40, 10, 30, 20])
+    means = np.array([0.6, 0.5, 0.55, 0.2])
+    rng = np.random.default_rng(0)
+    costs = [
+        dv.transport_cost(dv.BERNOULLI, 0.5, 40, 0.6, counts[j], means[j]) + math.log(counts[j])
+        for j in (1, 2, 3)
+    ]
+    assert top_two._tci_challenger(dv.BERNOULLI, 0.5, counts, means, 0, rng) == 1 + int(
+        np.argmin(costs)
+    )
+
+
+# ----------------------------------------------------- error <= delta (proven threshold)
+# gk2016's threshold is delta-correct for any sampling rule (Garivier & Kaufmann 2016,
+# Theorem 10; the top-k union bound over k (n - k) pairs). delta = 0.2, 60 runs: the
+# exact binomial test (alpha = 1e-3) fails from 23 errors on.
+ERROR_DELTA, ERROR_RUNS = 0.2, 60
+CASES = [
+    ("eb_tc", 1, "bernoulli"),
+    ("eb_tci", 1, "bernoulli"),
+    ("t3c", 1, "bernoulli"),
+    ("ttts", 1, "bernoulli"),
+    ("eb_tc", 2, "gaussian"),
+    ("t3c", 2, "gaussian"),
+]
+
+
+@pytest.mark.parametrize("name,k,dist", CASES)
+def test_error_rate_at_most_delta(name: str, k: int, dist: str, rate_at_most) -> None:
+    means = np.array([0.6, 0.5, 0.45, 0.4, 0.3]) if k == 1 else np.array([0.7, 0.6, 0.4, 0.35, 0.3])
+    inst = bandit_envs.instances.from_means(
+        means, k=k, distribution=dist, sigma=0.5 if dist == "gaussian" else None
+    )
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=inst,
+        batch_size=1,
+        repeat_limit=1,
+        setting="fixed_confidence",
+        max_batches=10**7,
+        shuffle=True,
+    )
+    failures = 0
+    for s in range(ERROR_RUNS):
+        # the cap on TTTS's resampling keeps the test fast; GLR stopping with gk2016 is
+        # delta-correct whatever the sampling rule
+        extra = {"max_resample": 50} if name == "ttts" else {}
+        agent = agents.make(name, delta=ERROR_DELTA, threshold="gk2016", **extra)
+        res = agents.run_episode(env, agent, seed=500 + s)
+        assert res.terminated and not res.truncated
+        failures += res.misidentified
+    rate_at_most(failures, ERROR_RUNS, ERROR_DELTA)
+
+
+def test_k_one_rules_refuse_top_k() -> None:
+    env = gym.make("TopK-Batch-v0", n_arms=5, k=2, setting="fixed_confidence", max_batches=100)
+    for name in ("eb_tci", "ttts"):
+        with pytest.raises(ValueError, match="k=2"):
+            agents.run_episode(env, agents.make(name), seed=0)
