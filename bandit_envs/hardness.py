@@ -12,6 +12,8 @@ applied internally.
 | :func:`h_nsar` | ``H^(M)(p) = max_{i != 1} i^p Delta_(i)^-2`` | shahrampour2017 eq. (4) |
 | :func:`chen_t` | ``t(eps, K)`` | chen2017 eq. (3) |
 | :func:`h_chen` | ``H(t, eps) = sum_i min(Delta_i^-2, (Psi_t^eps)^-2)`` | chen2017 eqs. (4)-(6) |
+| :func:`characteristic_time` | ``T*(mu)`` of the lower bound | GK2016 Thm. 1 (lower_bound) |
+| :func:`optimal_weights` | ``(w*(mu), T*(mu))`` | GK2016 Thm. 5 (k = 1); top-k max-min |
 
 Ties: when ``mu_(k) == mu_(k+1)`` the top k is not unique. The arms tied at the
 boundary then have gap 0 and ``h1``, ``h2`` and ``h_nsar`` are ``inf``. This is
@@ -27,7 +29,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Hardness", "chen_t", "gaps", "h1", "h2", "h_chen", "h_nsar", "hardness"]
+from bandit_envs.lower_bound import characteristic_time, optimal_weights
+
+__all__ = [
+    "Hardness",
+    "characteristic_time",
+    "chen_t",
+    "gaps",
+    "h1",
+    "h2",
+    "h_chen",
+    "h_nsar",
+    "hardness",
+    "optimal_weights",
+]
 
 
 def _check(means: object, k: object) -> tuple[np.ndarray, int]:
