@@ -46,6 +46,7 @@ _REGISTRY: dict[str, str] = {
     "eb_tci": "agents.eb_tci:EBTCI",
     "t3c": "agents.t3c:T3C",
     "ttts": "agents.ttts:TTTS",
+    "track_and_stop": "agents.track_and_stop:TrackAndStop",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

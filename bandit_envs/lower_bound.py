@@ -17,8 +17,9 @@ is an algorithm's sample count in units of the optimum.
   ``g_a(x) = d(mu*, m) + x d(mu_a, m)``, ``m = (mu* + x mu_a)/(1 + x)``, let ``x_a(y)``
   solve ``g_a(x) = y``; ``y*`` solves ``F(y) = sum_a d(mu*, m_a) / d(mu_a, m_a) = 1`` on
   ``(0, min_a d(mu*, mu_a))``; then ``w*_{a*} = 1 / (1 + sum_a x_a(y*))``,
-  ``w*_a = x_a(y*) w*_{a*}`` and ``T* = 1 / (w*_{a*} y*)``. Both equations are solved by
-  bisection (``x_a``: safeguarded Newton, ``g_a'(x) = d(mu_a, m)``) to about 1e-12.
+  ``w*_a = x_a(y*) w*_{a*}`` and ``T* = 1 / (w*_{a*} y*)``. ``x_a(y)`` by Newton (``g_a``
+  is increasing and concave, ``g_a'(x) = d(mu_a, m)``), warm-started; ``y*`` by regula
+  falsi (Illinois), to ``|F - 1| <= 1e-12``.
 * ``k > 1``: :func:`characteristic_time` solves the max-min as a smooth program over
   ``(w, t)`` (maximise ``t`` subject to ``t <= W_ij(w)`` for the ``k (n - k)`` pairs,
   concave constraints) with scipy's SLSQP, started from the k = 1-style heuristic of
@@ -52,42 +53,40 @@ def _g(family, sigma, mu_b, mu_a, x):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _x_of_y(family, sigma, mu_b, mu_a, y):
-    """``x >= 0`` with ``g_a(x) = y`` (``0 <= y < d(mu_b, mu_a)``)."""
+def _x_of_y(family, sigma, mu_b, mu_a, y, x0):
+    """``x >= 0`` with ``g_a(x) = y`` (``0 <= y < d(mu_b, mu_a)``), by Newton from ``x0``.
+
+    ``g_a`` is increasing and concave (``g_a'(x) = d(mu_a, m)`` decreases), so Newton's
+    iterates approach the root from the left monotonically after the first step,
+    whatever ``x0 >= 0``.
+    """
     if y <= 0.0:
         return 0.0
-    lo, hi = 0.0, 1.0
-    while _g(family, sigma, mu_b, mu_a, hi) < y:
-        lo = hi
-        hi *= 2.0
-        if hi > 1e300:
-            return hi
-    x = 0.5 * (lo + hi)
-    for _ in range(200):
-        gx = _g(family, sigma, mu_b, mu_a, x) - y
-        if gx > 0.0:
-            hi = x
-        else:
-            lo = x
-        if hi - lo <= 1e-13 * max(1.0, hi):
-            break
+    x = max(x0, 0.0)
+    for _ in range(100):
         m = (mu_b + x * mu_a) / (1.0 + x)
-        slope = kl(family, mu_a, m, sigma)  # g'(x) (envelope theorem)
-        nx = x - gx / slope if slope > 0.0 else 0.5 * (lo + hi)
-        x = nx if lo < nx < hi else 0.5 * (lo + hi)
+        gx = kl(family, mu_b, m, sigma) + x * kl(family, mu_a, m, sigma) - y
+        slope = kl(family, mu_a, m, sigma)
+        if slope <= 0.0:
+            return x
+        step = gx / slope
+        nx = max(x - step, 0.0)
+        if abs(nx - x) <= 1e-13 * max(1.0, nx):
+            return nx
+        x = nx
     return x
 
 
 @numba.njit(cache=True, _nrt=False)
 def _f_of_y(family, sigma, means, b, y, w):
-    """``F(y) - 1``; writes ``x_a(y)`` into ``w``."""
+    """``F(y) - 1``; ``w`` holds a warm start of ``x_a`` and receives ``x_a(y)``."""
     total = 0.0
     mu_b = means[b]
     for a in range(means.shape[0]):
         if a == b:
             w[a] = 1.0
             continue
-        x = _x_of_y(family, sigma, mu_b, means[a], y)
+        x = _x_of_y(family, sigma, mu_b, means[a], y, w[a])
         w[a] = x
         m = (mu_b + x * means[a]) / (1.0 + x)
         den = kl(family, means[a], m, sigma)
@@ -99,7 +98,10 @@ def _f_of_y(family, sigma, means, b, y, w):
 def optimal_weights_k1(family, sigma, means, w):
     """Write ``w*(mu)`` (k = 1) into ``w``; return ``T*(mu)`` (``inf`` if the best arm is tied).
 
-    A tie for the best mean gives ``T* = inf`` and uniform weights.
+    ``F(y) = 1`` is solved by regula falsi with the Illinois modification inside the
+    bracket ``(0, min_a d(mu*, mu_a))`` (bisection while ``F`` is infinite at the right
+    end), to ``|F - 1| <= 1e-12``. A tie for the best mean gives ``T* = inf`` and uniform
+    weights.
     """
     n = means.shape[0]
     b = 0
@@ -116,16 +118,31 @@ def optimal_weights_k1(family, sigma, means, w):
         for a in range(n):
             w[a] = 1.0 / n
         return np.inf
-    lo, hi = 0.0, ymax
+    for a in range(n):
+        w[a] = 1.0
+    lo, flo, hi, fhi = 0.0, -1.0, ymax, np.inf
+    y = 0.5 * ymax
+    side = 0
     for _ in range(_ITERS):
-        mid = 0.5 * (lo + hi)
-        if _f_of_y(family, sigma, means, b, mid, w) > 0.0:
-            hi = mid
+        f = _f_of_y(family, sigma, means, b, y, w)
+        if f > 0.0:
+            hi, fhi = y, f
+            if side == 1:
+                flo *= 0.5  # Illinois: the left end was kept twice
+            side = 1
         else:
-            lo = mid
-        if hi - lo <= 1e-15 * ymax:
+            lo, flo = y, f
+            if side == -1 and np.isfinite(fhi):
+                fhi *= 0.5
+            side = -1
+        if abs(f) <= 1e-12 or hi - lo <= 1e-14 * ymax:
             break
-    y = 0.5 * (lo + hi)
+        if np.isfinite(fhi):
+            y = (lo * fhi - hi * flo) / (fhi - flo)
+            if not lo < y < hi:
+                y = 0.5 * (lo + hi)
+        else:
+            y = 0.5 * (lo + hi)
     _f_of_y(family, sigma, means, b, y, w)
     s = 0.0
     for a in range(n):

@@ -96,6 +96,8 @@ CASES = [
     ("eb_tci", 1, "bernoulli"),
     ("t3c", 1, "bernoulli"),
     ("ttts", 1, "bernoulli"),
+    ("track_and_stop", 1, "bernoulli"),
+    ("track_and_stop", 1, "gaussian"),
     ("eb_tc", 2, "gaussian"),
     ("t3c", 2, "gaussian"),
 ]
@@ -121,6 +123,8 @@ def test_error_rate_at_most_delta(name: str, k: int, dist: str, rate_at_most) ->
         # the cap on TTTS's resampling keeps the test fast; GLR stopping with gk2016 is
         # delta-correct whatever the sampling rule
         extra = {"max_resample": 50} if name == "ttts" else {}
+        if name == "track_and_stop":
+            extra = {"tracking": "C" if dist == "gaussian" else "D"}
         agent = agents.make(name, delta=ERROR_DELTA, threshold="gk2016", **extra)
         res = agents.run_episode(env, agent, seed=500 + s)
         assert res.terminated and not res.truncated
@@ -133,3 +137,34 @@ def test_k_one_rules_refuse_top_k() -> None:
     for name in ("eb_tci", "ttts"):
         with pytest.raises(ValueError, match="k=2"):
             agents.run_episode(env, agents.make(name), seed=0)
+
+
+def test_c_tracking_projection_keeps_the_floor_and_the_sum() -> None:
+    from agents.track_and_stop import _project
+
+    w = np.array([0.7, 0.25, 0.05, 0.0])
+    out = np.empty(4)
+    _project(w, 0.1, out)
+    assert out.sum() == pytest.approx(1.0)
+    assert out.min() >= 0.1 - 1e-12
+    # the arms above the floor keep their differences (a shift by lambda)
+    assert out[0] - out[1] == pytest.approx(0.45)
+
+
+def test_track_and_stop_samples_near_the_optimal_proportions() -> None:
+    """GK2016 Theorem 14 (asymptotic optimality): N_a / t -> w*_a. Here delta = 1e-6 on
+    mu = (0.5, 0.45, 0.43, 0.4); one long run's proportions lie within 0.05 of w*."""
+    mu = np.array([0.5, 0.45, 0.43, 0.4])
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=bandit_envs.instances.from_means(mu, k=1),
+        batch_size=1,
+        repeat_limit=1,
+        setting="fixed_confidence",
+        max_batches=10**7,
+        shuffle=False,
+    )
+    agent = agents.make("track_and_stop", delta=1e-6)
+    agents.run_episode(env, agent, seed=1)
+    w_star, _ = bandit_envs.hardness.optimal_weights(mu, 1)
+    assert np.abs(agent.counts / agent.counts.sum() - w_star).max() < 0.05
