@@ -720,6 +720,25 @@ _add("shahrampour2017-caption", None, 2, "shahrampour2017 Sec. IV.B",
      build=lambda e, n, k, p: _file_instance(e, n, k, p, _rating_arms(
          _path(e, p, "a rating-count CSV (n_unfunny,n_somewhat,n_funny)"),
          _CAPTION_SUPPORT, _CAPTION_COLUMNS)))
+_GK2016 = {
+    "garivier2016-mu1": (0.5, 0.45, 0.43, 0.4),
+    "garivier2016-mu2": (0.3, 0.21, 0.2, 0.19, 0.18),
+}
+
+
+def _fixed_means(values: tuple[float, ...], name: str) -> MeansFn:
+    def means(n: int, k: int, p: Mapping[str, Any]) -> np.ndarray:
+        if n != len(values):
+            raise ValueError(f"{name} has exactly {len(values)} arms, got n_arms={n}")
+        return np.array(values, dtype=np.float64)
+
+    return means
+
+
+for _name, _values in _GK2016.items():
+    _add(_name, len(_values), 1, "Garivier & Kaufmann 2016, Sec. 5",
+         f"the fixed Bernoulli means {list(_values)} of the paper's experiments",
+         means=_fixed_means(_values, _name))
 _add("jun2016-linear", 100, 10, "jun2016 Sec. 5.1", "Linear: mu_i = (n - i)/(n - 1), i = 1..n",
      means=lambda n, k, p: (n - _ranks(n)) / (n - 1))
 _add("jun2016-sparse", 100, 10, "jun2016 Sec. 5.1",

@@ -27,7 +27,15 @@ EXPECTED_NAMES = {
     *(f"shahrampour2017-setup{i}" for i in range(1, 7)), "shahrampour2017-caption",
     "jun2016-linear", "jun2016-sparse", "jun2016-virus", "jun2016-twitter",
     "jiang2017-1-sparse", "jiang2017-exponential", "jiang2017-lil-exponential",
+    "garivier2016-mu1", "garivier2016-mu2",
 }  # fmt: skip
+
+
+def test_garivier2016_instances_are_fixed_and_sized() -> None:
+    got = inst.make("garivier2016-mu2").means()
+    assert np.allclose(got, [0.3, 0.21, 0.2, 0.19, 0.18])
+    with pytest.raises(ValueError, match="exactly 4 arms, got n_arms=5"):
+        inst.make("garivier2016-mu1", 5)
 
 
 def write_csv(path: Path, header: list[str], rows: Sequence[Sequence[object]]) -> Path:
