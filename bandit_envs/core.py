@@ -115,6 +115,11 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
 
     # ----------------------------------------------------------- bookkeeping
     @property
+    def true_means(self) -> np.ndarray:
+        """The episode's true arm means (a copy; for scoring and analysis, not for agents)."""
+        return self._means.copy()
+
+    @property
     def pulls_left(self) -> int | None:
         """Pulls the budget has left (``None`` in fixed confidence)."""
         b = self.problem.budget

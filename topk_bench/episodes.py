@@ -27,7 +27,15 @@ from gymnasium.utils import seeding
 import agents
 import bandit_envs  # noqa: F401  (registers the environment ids)
 
-__all__ = ["BINARY_METRICS", "Chunk", "METRICS", "METRIC_RANGES", "ROW_COLUMNS", "run_chunk"]
+__all__ = [
+    "BINARY_METRICS",
+    "Chunk",
+    "METRICS",
+    "METRIC_RANGES",
+    "OPTIONAL_COLUMNS",
+    "ROW_COLUMNS",
+    "run_chunk",
+]
 
 #: Metric name -> meaning. Every row holds all of them.
 METRICS: dict[str, str] = {
@@ -40,6 +48,11 @@ METRICS: dict[str, str] = {
     "batches": "batches (steps) used",
     "reward": "episode return",
     "max_pulls_per_arm": "most pulls of one arm (zhou2014 Fig. 2(e-f))",
+    "normalized_pulls": (
+        "pulls / (T*(mu) log(1/delta)): samples in units of the fixed-confidence lower bound "
+        "(Garivier & Kaufmann 2016; bandit_envs.hardness.characteristic_time); NaN in fixed "
+        "budget, for agents without a delta, for categorical rewards or where T* is not computed"
+    ),
     "truncated": "1 if the episode was truncated (fixed confidence, max_batches reached)",
 }
 #: Metrics that are 0/1 per episode (their confidence interval is Wilson's).
@@ -55,6 +68,7 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "pulls": (0.0, math.inf),
     "batches": (0.0, math.inf),
     "max_pulls_per_arm": (0.0, math.inf),
+    "normalized_pulls": (0.0, math.inf),
     "truncated": (0.0, 1.0),
 }
 
@@ -84,7 +98,10 @@ ROW_COLUMNS: tuple[str, ...] = (
     "truncated",
     "wall_time",
     "recommendation",
+    "normalized_pulls",
 )
+#: Columns added after results were first written: a part without them reads as NaN.
+OPTIONAL_COLUMNS = frozenset({"normalized_pulls"})
 
 
 @dataclass(frozen=True)
@@ -152,8 +169,44 @@ def make_agent(name: str, params: Mapping[str, Any]) -> Any:
     return _POLICY_CACHE[key]
 
 
+def _normalized_pulls(base: Any, agent: Any, pulls: int, cache: dict[Any, float]) -> float:
+    """``pulls / (T*(mu) log(1/delta))`` of a fixed-confidence episode, else NaN.
+
+    ``T*`` is computed on the episode's true means (:attr:`true_means` of the env) and
+    cached per sorted means vector in ``cache`` (one chunk); rewards must be Bernoulli or
+    Gaussian (the lower bound's one-parameter family), the agent must have a ``delta``.
+    """
+    problem = getattr(base, "problem", None)
+    delta = getattr(agent, "delta", None)
+    if (
+        problem is None
+        or problem.setting != "fixed_confidence"
+        or not isinstance(delta, float)
+        or problem.distribution not in ("bernoulli", "gaussian")
+    ):
+        return math.nan
+    means = base.true_means
+    key = (tuple(np.sort(means)), problem.k, problem.distribution, problem.sigma)
+    if key not in cache:
+        from bandit_envs.hardness import characteristic_time
+
+        try:
+            cache[key] = characteristic_time(means, problem.k, problem.distribution, problem.sigma)
+        except ValueError:  # over the top-k solver's size limit
+            cache[key] = math.nan
+    t_star = cache[key]
+    if not math.isfinite(t_star):
+        return math.nan
+    return pulls / (t_star * math.log(1.0 / delta))
+
+
 def _row(
-    chunk: Chunk, i: int, result: agents.EpisodeResult, counts: Any, epsilon: Any
+    chunk: Chunk,
+    i: int,
+    result: agents.EpisodeResult,
+    counts: Any,
+    epsilon: Any,
+    normalized: float = math.nan,
 ) -> dict[str, Any]:
     regret = float(result.aggregate_regret)
     failure = math.nan if epsilon is None else float(regret > float(epsilon))
@@ -183,6 +236,7 @@ def _row(
         "truncated": bool(result.truncated),
         "wall_time": float(result.wall_time),
         "recommendation": " ".join(map(str, np.asarray(result.recommendation).tolist())),
+        "normalized_pulls": float(normalized),
     }
 
 
@@ -197,6 +251,7 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
         base = env.unwrapped
         epsilon = getattr(getattr(base, "problem", None), "epsilon", None)
         rows = []
+        t_star_cache: dict[Any, float] = {}
         for i in range(len(chunk.runs)):
             base.np_random = seeding.np_random(int(chunk.env_seeds[i]))[0]
             agent.seed = int(chunk.agent_seeds[i])
@@ -208,7 +263,9 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
                     f"agent={chunk.agent!r} run={chunk.runs[i]} env_seed={chunk.env_seeds[i]} "
                     f"agent_seed={chunk.agent_seeds[i]}: {type(err).__name__}: {err}"
                 ) from err
-            rows.append(_row(chunk, i, result, getattr(agent, "counts", None), epsilon))
+            normalized = _normalized_pulls(base, agent, result.pulls, t_star_cache)
+            counts = getattr(agent, "counts", None)
+            rows.append(_row(chunk, i, result, counts, epsilon, normalized))
         return rows
     finally:
         env.close()

@@ -48,7 +48,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from topk_bench.episodes import ROW_COLUMNS
+from topk_bench.episodes import OPTIONAL_COLUMNS, ROW_COLUMNS
 
 try:
     import fcntl
@@ -108,6 +108,7 @@ def row_schema():
         "max_pulls_per_arm",
         "reward",
         "wall_time",
+        "normalized_pulls",
     }
     fields = []
     for col in ROW_COLUMNS:
@@ -368,7 +369,16 @@ class ResultStore:
         schema = row_schema()
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns])
-        table = pq.read_table(path, columns=columns, page_checksum_verification=True)
+        present = None
+        if columns is not None:
+            present = [c for c in columns if c not in OPTIONAL_COLUMNS]
+            present += [c for c in columns if c in OPTIONAL_COLUMNS and c in _part_columns(path)]
+        table = pq.read_table(path, columns=present, page_checksum_verification=True)
+        for col in OPTIONAL_COLUMNS:  # written before the column existed: NaN
+            if col in schema.names and col not in table.column_names:
+                table = table.append_column(
+                    schema.field(col), pa.nulls(table.num_rows, schema.field(col).type)
+                )
         missing = [c for c in schema.names if c not in table.column_names]
         if missing:
             raise ValueError(f"missing columns {missing}")
@@ -460,6 +470,12 @@ class ResultStore:
         for f in files:
             with contextlib.suppress(FileNotFoundError):
                 f.unlink()
+
+
+def _part_columns(path: Path) -> list[str]:
+    """The column names of a part file (from its footer)."""
+    _, pq = _pa()
+    return pq.read_schema(path).names
 
 
 def _try_lock(fd: int) -> bool:
