@@ -47,6 +47,9 @@ _REGISTRY: dict[str, str] = {
     "t3c": "agents.t3c:T3C",
     "ttts": "agents.ttts:TTTS",
     "track_and_stop": "agents.track_and_stop:TrackAndStop",
+    # Classic best-arm baselines
+    "successive_rejects": "agents.successive_rejects:SuccessiveRejects",
+    "sequential_halving": "agents.sequential_halving:SequentialHalving",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")
