@@ -9,7 +9,6 @@ import numpy as np
 
 from agents import engine
 from agents.base import FIXED_BUDGET, ScriptedAgent
-from bandit_envs.problem import Problem
 
 __all__ = ["SequentialHalving", "episode", "run"]
 
@@ -104,15 +103,6 @@ class SequentialHalving(ScriptedAgent):
         if not isinstance(round_means, (bool, np.bool_)):
             raise ValueError(f"round_means={round_means!r} must be True or False")
         self.round_means = bool(round_means)
-
-    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start an episode (best arm only)."""
-        if problem.k != 1:
-            raise ValueError(
-                f"sequential_halving identifies the best arm: it needs k=1, got k={problem.k} "
-                "(halving is its top-k form)"
-            )
-        super().reset(problem, seed=seed)
 
     def params(self) -> np.ndarray:
         return np.array([1.0 if self.round_means else 0.0])

@@ -42,7 +42,6 @@ import numpy as np
 from agents import engine, glr
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from bandit_envs.divergences import GAUSSIAN, family_code, kl, transport_cost
-from bandit_envs.problem import Problem
 
 __all__ = ["TopTwo", "episode", "run"]
 
@@ -280,18 +279,6 @@ class TopTwo(ScriptedAgent):
         self.forced = bool(forced)
         self.divergence = divergence
         self.max_resample = max_resample
-
-    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start an episode (k = 1 only for the rules published for the best arm)."""
-        if self.k_values is not None and problem.k not in self.k_values:
-            raise ValueError(
-                f"agent {self.name!r} with challenger rule {self._challenger_name()!r} is "
-                f"published for k = 1 only, got k={problem.k}"
-            )
-        super().reset(problem, seed=seed)
-
-    def _challenger_name(self) -> str:
-        return {TC: "tc", TCI: "tci", RESAMPLE: "resample"}[self.challenger]
 
     def family(self) -> int:
         """The divergence family used on this episode's problem."""

@@ -12,7 +12,6 @@ from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from agents.top_two import _top_set
 from bandit_envs.divergences import family_code
 from bandit_envs.lower_bound import optimal_weights_k1
-from bandit_envs.problem import Problem
 
 __all__ = ["TrackAndStop", "episode", "run"]
 
@@ -157,14 +156,6 @@ class TrackAndStop(ScriptedAgent):
         self.tracking = tracking
         self.threshold = threshold
         self.divergence = divergence
-
-    def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start an episode; Track-and-Stop identifies the best arm only (k = 1)."""
-        if problem.k != 1:
-            raise ValueError(
-                f"track_and_stop identifies the best arm: it needs k=1, got k={problem.k}"
-            )
-        super().reset(problem, seed=seed)
 
     def params(self) -> np.ndarray:
         p = self.problem
