@@ -163,13 +163,16 @@ class Agent(ABC):
         name: registry name.
         settings: the settings the agent can play.
         k_values: the numbers of top arms ``k`` the agent can identify (``None``: any);
-            lil'UCB, a best-arm algorithm, has ``frozenset({1})``. The benchmark runner
-            skips the points an agent cannot play.
+            lil'UCB, a best-arm algorithm, has ``frozenset({1})``.
+        distributions: the reward distributions the agent can play (``None``: any); the
+            Beta-Bernoulli agents have ``frozenset({"bernoulli"})``. The benchmark runner
+            skips the points an agent cannot play (setting, k or distribution).
     """
 
     name: ClassVar[str] = "agent"
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values: ClassVar[frozenset[int] | None] = None
+    distributions: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, *, seed: int | None = None) -> None:
         self.seed = seed
@@ -187,6 +190,11 @@ class Agent(ABC):
             raise ValueError(
                 f"agent {self.name!r} cannot identify k={problem.k} top arms: it supports "
                 f"k in {sorted(self.k_values)}"
+            )
+        if self.distributions is not None and problem.distribution not in self.distributions:
+            raise ValueError(
+                f"agent {self.name!r} cannot play distribution={problem.distribution!r}: it "
+                f"supports {sorted(self.distributions)}"
             )
         self.problem = problem
         self.rng = np.random.default_rng(self.seed if seed is None else seed)

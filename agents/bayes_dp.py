@@ -116,6 +116,7 @@ class BayesOptimalDP(ScriptedAgent):
     """
 
     name = "bayes_dp"
+    distributions: ClassVar[frozenset[str] | None] = frozenset({"bernoulli"})
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET})
 
     def __init__(self, a: float = 1.0, b: float = 1.0, *, seed: int | None = None) -> None:

@@ -47,6 +47,10 @@ _REGISTRY: dict[str, str] = {
     "t3c": "agents.t3c:T3C",
     "ttts": "agents.ttts:TTTS",
     "track_and_stop": "agents.track_and_stop:TrackAndStop",
+    # Prior-aware (Bayesian) yardsticks: Beta prior on Bernoulli means, fixed budget
+    "kg": "agents.knowledge_gradient:KnowledgeGradient",
+    "bayes_ttts": "agents.top_two_thompson:TopTwoThompson",
+    "bayes_dp": "agents.bayes_dp:BayesOptimalDP",
     # Classic best-arm baselines
     "successive_rejects": "agents.successive_rejects:SuccessiveRejects",
     "sequential_halving": "agents.sequential_halving:SequentialHalving",

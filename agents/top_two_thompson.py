@@ -45,7 +45,8 @@ class TopTwoThompson(ScriptedAgent):
     confidence it never stops by itself (``max_batches`` truncates). Bernoulli only.
     """
 
-    name = "ttts"
+    name = "bayes_ttts"
+    distributions: ClassVar[frozenset[str] | None] = frozenset({"bernoulli"})
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
 
     def __init__(

@@ -245,3 +245,22 @@ def test_common_seeds_give_every_point_of_a_sweep_the_same_episodes():
     assert "seed_label" not in exp.describe()["points"][2]  # manifests of other sweeps unchanged
     bad = cfg(sweeps=[{"panel": "p", "vary": {"budget": [100]}, "common_seeds": "yes"}])
     assert "common_seeds" in error_of(bad)
+
+
+def test_distribution_filter_warns_and_skips():
+    """Beta-Bernoulli agents (kg) are left out of Gaussian points, with a warning."""
+    messages = []
+    exp = load(
+        cfg(
+            agents=[{"name": "uniform"}, {"name": "kg"}],
+            sweeps=[],
+            points=[
+                {"label": "bern", "env": {"instance": "zhou2014-two-level", "budget": 100}},
+                {"label": "gauss", "env": {"instance": "jiang2017-1-sparse", "budget": 100}},
+            ],
+        ),
+        warn=messages.append,
+    )
+    by_label = {p.label: p.agents for p in exp.points}
+    assert by_label == {"bern": ("uniform", "kg"), "gauss": ("uniform",)}
+    assert any("'kg' plays only bernoulli rewards" in m for m in messages)

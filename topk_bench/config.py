@@ -100,6 +100,7 @@ class AgentSpec:
     params: Mapping[str, Any]
     settings: frozenset[str]
     k_values: frozenset[int] | None = None
+    distributions: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -454,6 +455,19 @@ def _resolve_env(env: dict[str, Any], where: str) -> dict[str, Any]:
     return env
 
 
+def _point_distribution(env_kwargs: Mapping[str, Any]) -> str | None:
+    """A point's reward distribution: ``distribution=`` or its catalog instance's (else None)."""
+    if env_kwargs.get("distribution") is not None:
+        return str(env_kwargs["distribution"])
+    instance = env_kwargs.get("instance", "uniform-random")
+    if isinstance(instance, str):
+        from bandit_envs.instances import catalog
+
+        entry = catalog().get(instance)
+        return None if entry is None else entry.distribution
+    return getattr(instance, "distribution", None)
+
+
 def _agent_settings(name: str) -> frozenset[str]:
     import agents
 
@@ -539,7 +553,12 @@ def _check_agents(
             agents.make(name, **params)
         except (ValueError, TypeError) as err:
             raise ConfigError(f"{where}.params: {err}") from None
-        specs.append(AgentSpec(label, name, params, _agent_settings(name), cls.k_values))
+        specs.append(
+            AgentSpec(
+                label, name, params, _agent_settings(name), cls.k_values,
+                getattr(cls, "distributions", None),
+            )
+        )  # fmt: skip
     return specs, skipped, set(labels)
 
 
@@ -704,6 +723,7 @@ def load(
     final_points = []
     cannot: dict[str, list[str]] = {}
     wrong_k: dict[str, list[str]] = {}
+    wrong_dist: dict[str, list[str]] = {}
     models = {t.model: t for t in train}
     for p in points:
         allowed = p.agents or tuple(a.label for a in specs)
@@ -716,6 +736,10 @@ def load(
                 continue
             if a.k_values is not None and p.k not in a.k_values:
                 wrong_k.setdefault(a.label, []).append(p.label)
+                continue
+            dist = _point_distribution(p.env_kwargs)
+            if a.distributions is not None and dist is not None and dist not in a.distributions:
+                wrong_dist.setdefault(a.label, []).append(p.label)
                 continue
             if a.name.startswith(TRAINED_PREFIX):
                 check_point(
@@ -741,6 +765,14 @@ def load(
             msg = (
                 f"agent {a.label!r} identifies only k in {sorted(a.k_values or ())}: "
                 f"skipped at {len(where)} point(s), e.g. {where[0]!r}"
+            )
+            warn(msg)
+            skipped.append(msg)
+        if a.label in wrong_dist:
+            where = wrong_dist[a.label]
+            msg = (
+                f"agent {a.label!r} plays only {', '.join(sorted(a.distributions or ()))} "
+                f"rewards: skipped at {len(where)} point(s), e.g. {where[0]!r}"
             )
             warn(msg)
             skipped.append(msg)
