@@ -264,3 +264,45 @@ def test_distribution_filter_warns_and_skips():
     by_label = {p.label: p.agents for p in exp.points}
     assert by_label == {"bern": ("uniform", "kg"), "gauss": ("uniform",)}
     assert any("'kg' plays only bernoulli rewards" in m for m in messages)
+
+
+def test_sweeps_can_vary_an_agent_parameter():
+    """``vary = {"agent.delta" = [...]}``: one point per value, the value set on every agent."""
+    exp = load(
+        cfg(
+            env={
+                "n_arms": 6,
+                "k": 2,
+                "setting": "fixed_confidence",
+                "max_batches": 100,
+                "repeat_limit": 1,
+                "budget": "none",
+                "instance": "zhou2014-two-level",
+            },
+            agents=[{"name": "lucb", "label": "LUCB"}, {"name": "eb_tc", "label": "EB-TC"}],
+            sweeps=[{"panel": "p", "vary": {"agent.delta": [0.1, 0.01]}, "x": "agent.delta"}],
+        )
+    )
+    assert [p.x_value for p in exp.points] == [0.1, 0.01]
+    assert [dict(p.agent_params) for p in exp.points] == [{"delta": 0.1}, {"delta": 0.01}]
+    assert "delta" not in exp.points[0].env_kwargs
+    from topk_bench.run import plan_chunks
+
+    deltas = {(c.point, c.agent): c.agent_params["delta"] for c in plan_chunks(exp)}
+    assert set(deltas.values()) == {0.1, 0.01} and len(deltas) == 4
+    assert exp.describe()["points"][1]["agent_params"] == {"delta": 0.01}
+
+
+def test_agent_parameter_sweep_rejects_agents_without_it():
+    msg = error_of(
+        cfg(
+            agents=[{"name": "uniform"}],
+            sweeps=[{"panel": "p", "vary": {"agent.delta": [0.1]}}],
+        )
+    )
+    assert "agent.delta" in msg and "'uniform'" in msg
+
+
+def test_plot_options_are_checked():
+    assert "plot.binary_ci" in error_of(cfg(plot={"binary_ci": "exact"}))
+    assert "plot.diagonal[0]" in error_of(cfg(plot={"diagonal": ["nope"]}))

@@ -103,3 +103,13 @@ def test_log_axis_labels_are_spaced_and_short() -> None:
     assert min(ratios) >= 20 ** (1 / 8)  # at least 1/8 of the axis apart
     assert _spaced_log_ticks([10, 20, 50, 100, 200, 500]) == [10, 20, 50, 100, 200, 500]
     assert [_compact(v) for v in (20000, 1500000, 1250, 0.01)] == ["20k", "1.5M", "1250", "0.01"]
+
+
+def test_clopper_pearson_matches_scipy() -> None:
+    from scipy.stats import binomtest
+
+    from topk_bench.summary import clopper_pearson
+
+    for x, n in ((0, 20), (3, 20), (20, 20), (7, 1000)):
+        ci = binomtest(x, n).proportion_ci(method="exact")
+        assert clopper_pearson(x, n) == pytest.approx((ci.low, ci.high))

@@ -119,6 +119,9 @@ class Point:
     #: the name the episode seeds are derived from (:mod:`topk_bench.seeds`): the label,
     #: or, for a sweep with ``common_seeds = true``, one name for all its points.
     seed_label: str = ""
+    #: agent parameters this point sets for every agent it plays (a sweep's
+    #: ``vary``/``zip`` keys ``agent.NAME``, e.g. ``agent.delta``), over the agents' own.
+    agent_params: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def seed_name(self) -> str:
@@ -176,6 +179,7 @@ class Experiment:
                     "env": dict(p.env_kwargs),
                     "agents": list(p.agents),
                     **({"seed_label": p.seed_label} if p.seed_label else {}),
+                    **({"agent_params": dict(p.agent_params)} if p.agent_params else {}),
                 }
                 for p in self.points
             ],
@@ -287,6 +291,11 @@ class _RawPoint:
     agents: list[str] | None
     where: str
     seed_label: str = ""
+    agent_params: dict[str, Any] = field(default_factory=dict)
+
+
+#: prefix of the sweep keys that set an agent parameter rather than an env argument.
+AGENT_PREFIX = "agent."
 
 
 def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_RawPoint]:
@@ -316,7 +325,14 @@ def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_Ra
     for combo in combos:
         for zrow in zip_rows:
             values = {**dict(zip(vary, combo, strict=True)), **zrow}
-            env_values = {k: v for k, v in values.items() if not k.startswith("_")}
+            env_values = {
+                k: v
+                for k, v in values.items()
+                if not k.startswith("_") and not k.startswith(AGENT_PREFIX)
+            }
+            agent_values = {
+                k[len(AGENT_PREFIX) :]: v for k, v in values.items() if k.startswith(AGENT_PREFIX)
+            }
             panel = _format(sweep.get("panel", ""), values, f"{where}.panel")
             if "label" in sweep:
                 label = _format(sweep["label"], values, f"{where}.label")
@@ -334,6 +350,7 @@ def _expand_sweep(sweep: Mapping[str, Any], where: str, env_id: str) -> list[_Ra
                     agents=list(sweep["agents"]) if "agents" in sweep else None,
                     where=where,
                     seed_label=(f"common:{sweep.get('panel') or where}" if common else ""),
+                    agent_params=agent_values,
                 )
             )
     return points
@@ -595,7 +612,7 @@ def _build_point(raw: _RawPoint, env: dict[str, Any], all_labels: set[str]) -> P
         gym_env.close()
     if raw.x_key is None:
         x_text, x_val = _x_value(raw.x_raw) if raw.x_raw is not None else (raw.label, math.nan)
-    elif raw.x_key.startswith("_"):
+    elif raw.x_key.startswith("_") or raw.x_key.startswith(AGENT_PREFIX):
         x_text, x_val = _x_value(raw.x_raw)
     else:
         x_text, x_val = _x_value(env.get(raw.x_key))
@@ -614,6 +631,7 @@ def _build_point(raw: _RawPoint, env: dict[str, Any], all_labels: set[str]) -> P
         tuple(raw.agents or ()),
         problem.k,
         raw.seed_label,
+        dict(raw.agent_params),
     )
 
 
@@ -679,9 +697,14 @@ def load(
     plot = dict(cfg.get("plot", {}))
     if plot.get("kind", "auto") not in ("auto", "line", "bar"):
         raise ConfigError(f"plot.kind: must be 'auto', 'line' or 'bar', got {plot['kind']!r}")
-    for i, metric in enumerate(plot.get("logy", [])):
-        if metric not in METRICS:
-            raise ConfigError(f"plot.logy[{i}]: unknown metric {metric!r}")
+    for key in ("logy", "diagonal"):
+        for i, metric in enumerate(plot.get(key, [])):
+            if metric not in METRICS:
+                raise ConfigError(f"plot.{key}[{i}]: unknown metric {metric!r}")
+    if plot.get("binary_ci", "wilson") not in ("wilson", "clopper-pearson"):
+        raise ConfigError(
+            f"plot.binary_ci: must be 'wilson' or 'clopper-pearson', got {plot['binary_ci']!r}"
+        )
     ratio = cfg.get("summary", {}).get("ratio")
     if ratio and ratio["metric"] not in METRICS:
         raise ConfigError(f"summary.ratio.metric: unknown metric {ratio['metric']!r}")
@@ -741,6 +764,17 @@ def load(
             if a.distributions is not None and dist is not None and dist not in a.distributions:
                 wrong_dist.setdefault(a.label, []).append(p.label)
                 continue
+            if p.agent_params:
+                import agents
+
+                try:
+                    agents.make(a.name, **{**a.params, **p.agent_params})
+                except (ValueError, TypeError) as err:
+                    keys = ", ".join(AGENT_PREFIX + k for k in p.agent_params)
+                    raise ConfigError(
+                        f"point {p.label!r} ({keys}): agent {a.label!r} does not take "
+                        f"these parameters: {err}"
+                    ) from None
             if a.name.startswith(TRAINED_PREFIX):
                 check_point(
                     models[a.name[len(TRAINED_PREFIX) :]],

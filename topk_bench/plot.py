@@ -97,10 +97,13 @@ def plot_summary(
     logx: bool = False,
     logy: Sequence[str] = (),
     agent_names: Mapping[str, str] | None = None,
+    diagonal: Sequence[str] = (),
 ) -> list[Path]:
     """Draw every metric of ``summary`` (:func:`topk_bench.summary.summarize`); return the PNGs.
 
     ``agent_names`` (label -> registry name) lets variants of one algorithm share a colour.
+    ``diagonal``: metrics whose line panels get the line ``y = x`` (e.g. an error rate
+    against the delta it was asked for).
     """
     import numpy as np
 
@@ -187,6 +190,11 @@ def plot_summary(
                         ticks = _spaced_log_ticks(xs)
                         ax.set_xticks(ticks, [_compact(v) for v in ticks])
                         ax.xaxis.set_minor_formatter(plt.NullFormatter())
+            if metric in diagonal and not as_bars:
+                lims = [v for v in pdf["x_value"].astype(float) if v > 0]
+                if lims:
+                    grid = np.geomspace(min(lims), max(lims), 50)
+                    ax.plot(grid, grid, color="black", lw=1, ls="--", label="y = x")
             if metric in logy:
                 ax.set_yscale("log")
                 ax.yaxis.set_minor_formatter(plt.NullFormatter())
@@ -225,13 +233,14 @@ def plot_dir(root: str | os.PathLike[str], metrics: Sequence[str] | None = None)
     manifest = ResultStore(root).manifest() or {}
     df = read_results(root)
     metrics = list(metrics or manifest.get("metrics") or ["aggregate_regret"])
+    plot = manifest.get("plot") or {}
     summary = summarize(
         df,
         metrics,
         [p["label"] for p in manifest.get("points", [])],
         [a["label"] for a in manifest.get("agents", [])],
+        binary_ci=plot.get("binary_ci", "wilson"),
     )
-    plot = manifest.get("plot") or {}
     return plot_summary(
         summary,
         Path(root) / "figures",
@@ -241,4 +250,5 @@ def plot_dir(root: str | os.PathLike[str], metrics: Sequence[str] | None = None)
         logx=bool(plot.get("logx", False)),
         logy=plot.get("logy", ()),
         agent_names={a["label"]: a["name"] for a in manifest.get("agents", [])},
+        diagonal=plot.get("diagonal", ()),
     )

@@ -116,7 +116,7 @@ def plan_chunks(
                     env_kwargs=dict(point.env_kwargs),
                     agent=agent.label,
                     agent_name=agent.name,
-                    agent_params=dict(agent.params),
+                    agent_params={**agent.params, **point.agent_params},
                     runs=part,
                     env_seeds=tuple(
                         seeds.env_seed(exp.name, point.seed_name, r, base_seed) for r in part

@@ -20,7 +20,9 @@ Top level::
     points       [table]          {label (req.), panel, env_id, env, x, agents}
     reduced      table            {runs, env, vary, sweeps, points}: smoke-test mode
     data         table            {param = str, required = bool, help = str, drop = [str]}
-    plot         table            {kind = "auto"|"line"|"bar", logx = bool, logy = [str], xlabel}
+    plot         table            {kind = "auto"|"line"|"bar", logx = bool, logy = [str], xlabel,
+                                  diagonal = [str] (draw y = x), binary_ci = "wilson"|
+                                  "clopper-pearson" (interval of 0/1 metrics)}
     summary      table            {ratio = {metric, reference_x, name}}
     train        [table]          models to train first (topk_bench.models): {model (req.),
                                   preset | env_id, env, algo, policy, timesteps (req.),
@@ -147,7 +149,14 @@ SCHEMA: dict[str, Any] = {
         },
         "plot": {
             "type": "table",
-            "keys": {"kind": "str", "logx": "bool", "logy": ["str"], "xlabel": "str"},
+            "keys": {
+                "kind": "str",
+                "logx": "bool",
+                "logy": ["str"],
+                "xlabel": "str",
+                "diagonal": ["str"],
+                "binary_ci": "str",
+            },
         },
         "summary": {
             "type": "table",

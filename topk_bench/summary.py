@@ -18,7 +18,15 @@ from typing import Any
 
 from topk_bench.episodes import BINARY_METRICS, METRIC_RANGES
 
-__all__ = ["format_tables", "ratio_table", "summarize", "summarize_dir", "t_quantile", "wilson"]
+__all__ = [
+    "clopper_pearson",
+    "format_tables",
+    "ratio_table",
+    "summarize",
+    "summarize_dir",
+    "t_quantile",
+    "wilson",
+]
 
 _Z = 1.959963984540054
 _T975 = (
@@ -84,10 +92,25 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     return max(0.0, center - half), min(1.0, center + half)
 
 
+def clopper_pearson(successes: float, n: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 95% interval for a proportion (beta quantiles)."""
+    if n < 1:
+        return math.nan, math.nan
+    from scipy.stats import beta
+
+    x = int(round(successes))
+    lo = 0.0 if x == 0 else float(beta.ppf(0.025, x, n - x + 1))
+    hi = 1.0 if x == n else float(beta.ppf(0.975, x + 1, n - x))
+    return lo, hi
+
+
 def _interval(
-    values: Any, binary: bool, bounds: tuple[float, float] = (-math.inf, math.inf)
+    values: Any,
+    binary: bool,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+    binary_ci: str = "wilson",
 ) -> tuple[int, float, float, float]:
-    """n, mean and 95% interval: Wilson's for 0/1 values, else Student's t.
+    """n, mean and 95% interval: Wilson's (or Clopper-Pearson's) for 0/1 values, else Student's t.
 
     The t-interval is intersected with ``bounds``, the range every value lies in: the
     mean lies there too, so the intersection keeps the coverage (a regret interval
@@ -102,7 +125,8 @@ def _interval(
         return 0, math.nan, math.nan, math.nan
     mean = float(arr.mean())
     if binary:
-        lo, hi = wilson(float(arr.sum()), n)
+        ci = clopper_pearson if binary_ci == "clopper-pearson" else wilson
+        lo, hi = ci(float(arr.sum()), n)
         return n, mean, lo, hi
     if n == 1:
         return n, mean, math.nan, math.nan
@@ -115,8 +139,15 @@ def summarize(
     metrics: Sequence[str],
     point_order: Sequence[str] = (),
     agent_order: Sequence[str] = (),
+    binary_ci: str = "wilson",
 ) -> Any:
-    """Long table: one row per (point, agent, metric) with n, mean, ci_low, ci_high."""
+    """Long table: one row per (point, agent, metric) with n, mean, ci_low, ci_high.
+
+    ``binary_ci``: the interval of 0/1 metrics, ``"wilson"`` or ``"clopper-pearson"``
+    (exact; what a calibration check against delta wants).
+    """
+    if binary_ci not in ("wilson", "clopper-pearson"):
+        raise ValueError(f"binary_ci={binary_ci!r} must be 'wilson' or 'clopper-pearson'")
     import pandas as pd
 
     records = []
@@ -127,6 +158,7 @@ def summarize(
                 group[metric].to_numpy(),
                 metric in BINARY_METRICS,
                 METRIC_RANGES.get(metric, (-math.inf, math.inf)),
+                binary_ci,
             )
             records.append(
                 {
