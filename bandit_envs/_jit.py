@@ -49,7 +49,7 @@ def _package_of(path: Path) -> str:
     return ".".join(parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports(path: Path) -> tuple[Path, ...]:
     """Project files imported by the file at ``path`` (one level)."""
     try:
@@ -83,7 +83,7 @@ def _imports(path: Path) -> tuple[Path, ...]:
     return tuple(sorted(set(found)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _digest(path: Path) -> str:
     """Hash of the numba-using project sources reachable from ``path`` by imports."""
     seen: set[Path] = set()
