@@ -202,6 +202,21 @@ def test_performance_profiles_match_direct_count():
     np.testing.assert_array_equal(same, base)
 
 
+def test_profiles_stay_numeric_when_a_metric_has_none():
+    """A 0/1 metric whose baseline never errs has no profile; the others' columns stay float.
+
+    (Concatenating the empty frame made every column object-typed and the report's plot
+    failed on it: seen on delta-calibration's reduced results.)
+    """
+    df = synthetic()
+    df.loc[df["agent"] == "uniform", "misidentified"] = 0.0
+    assert len(cmp.performance_profiles(df, "misidentified", "uniform", n_resamples=100)) == 0
+    comp = cmp.compare(df, ["misidentified", "aggregate_regret"], "uniform", n_resamples=100)
+    assert set(comp.profiles["metric"]) == {"aggregate_regret"}
+    for column in ("tau", "fraction", "low", "high"):
+        assert comp.profiles[column].dtype == np.float64, column
+
+
 def test_bad_input_names_value_and_rule():
     df = synthetic(points=1, runs=5)
     with pytest.raises(cmp.CompareError, match=r"baseline 'nobody'.*agents: uniform"):

@@ -306,3 +306,16 @@ def test_agent_parameter_sweep_rejects_agents_without_it():
 def test_plot_options_are_checked():
     assert "plot.binary_ci" in error_of(cfg(plot={"binary_ci": "exact"}))
     assert "plot.diagonal[0]" in error_of(cfg(plot={"diagonal": ["nope"]}))
+
+
+def test_source_survives_skipped_agents():
+    """An agent skipped at some points (k = 1 only here) leaves ``source`` the config's path.
+
+    (The skip warnings reused the variable holding the path: the manifest's ``source`` was
+    a list of point labels and ``topk-bench report`` failed on it.)
+    """
+    messages: list[str] = []
+    exp = load("delta-calibration", reduced=True, warn=messages.append)
+    assert messages, "the test needs an experiment with skipped agents"
+    assert isinstance(exp.source, str) and exp.source.endswith("delta-calibration.toml")
+    assert exp.describe()["source"] == exp.source

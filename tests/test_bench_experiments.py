@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from topk_bench.config import load, read_config, shipped
+from topk_bench.report import write_report
 from topk_bench.run import run_experiment
 from topk_bench.store import read_results
 
@@ -40,3 +41,10 @@ def test_shipped_experiment_runs_reduced(name, tmp_path):
     for row in df[df["point"].isin(fixed_budget)].itertuples():
         if budgets[row.point] is not None:
             assert row.pulls <= budgets[row.point]
+    # the report (figures, and compare's paired tables against the baseline) works on every
+    # shipped experiment's results
+    html = write_report(tmp_path / name, n_resamples=100).read_text(encoding="utf-8")
+    assert exp.name in html and "<img" in html
+    if len(exp.agents) > 1:
+        assert "Comparison with the baseline" in html
+

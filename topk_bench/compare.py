@@ -548,9 +548,11 @@ def performance_profiles(
                     "high": float(high),
                 }
             )
-    return pd.DataFrame.from_records(
+    frame = pd.DataFrame.from_records(
         records, columns=["metric", "agent", "tau", "fraction", "low", "high"]
     )
+    # float columns even when no agent has a profile (an empty frame would be all object)
+    return frame.astype({c: float for c in ("tau", "fraction", "low", "high")})
 
 
 # -------------------------------------------------------------------- together
@@ -633,9 +635,9 @@ def compare(
     aggregate = pd.concat(
         [aggregate_table(df, m, baseline, **kw, **boot) for m in metrics], ignore_index=True
     )
-    profiles = pd.concat(
-        [performance_profiles(df, m, baseline, **kw, **boot) for m in metrics], ignore_index=True
-    )
+    profiles = [performance_profiles(df, m, baseline, **kw, **boot) for m in metrics]
+    # a metric without profiles (baseline mean 0 at every point) adds no rows and no dtype
+    profiles = pd.concat([p for p in profiles if len(p)] or profiles[:1], ignore_index=True)
     notes = []
     for row in aggregate.itertuples():
         if row.points_normalized < row.points:

@@ -785,28 +785,28 @@ def load(
         final_points.append(dataclasses.replace(p, agents=tuple(playing)))
     for a in specs:
         if a.label in cannot:
-            where = cannot[a.label]
-            setting = next(p.setting for p in points if p.label == where[0])
+            skipped_at = cannot[a.label]
+            setting = next(p.setting for p in points if p.label == skipped_at[0])
             msg = (
                 f"agent {a.label!r} cannot play {setting} (it supports "
-                f"{', '.join(sorted(a.settings))}): skipped at {len(where)} point(s), "
-                f"e.g. {where[0]!r}"
+                f"{', '.join(sorted(a.settings))}): skipped at {len(skipped_at)} point(s), "
+                f"e.g. {skipped_at[0]!r}"
             )
             warn(msg)
             skipped.append(msg)
         if a.label in wrong_k:
-            where = wrong_k[a.label]
+            skipped_at = wrong_k[a.label]
             msg = (
                 f"agent {a.label!r} identifies only k in {sorted(a.k_values or ())}: "
-                f"skipped at {len(where)} point(s), e.g. {where[0]!r}"
+                f"skipped at {len(skipped_at)} point(s), e.g. {skipped_at[0]!r}"
             )
             warn(msg)
             skipped.append(msg)
         if a.label in wrong_dist:
-            where = wrong_dist[a.label]
+            skipped_at = wrong_dist[a.label]
             msg = (
                 f"agent {a.label!r} plays only {', '.join(sorted(a.distributions or ()))} "
-                f"rewards: skipped at {len(where)} point(s), e.g. {where[0]!r}"
+                f"rewards: skipped at {len(skipped_at)} point(s), e.g. {skipped_at[0]!r}"
             )
             warn(msg)
             skipped.append(msg)

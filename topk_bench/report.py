@@ -163,7 +163,9 @@ def _claims_from(manifest: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], 
 
     source = manifest.get("source") or ""
     for candidate in (source, manifest.get("name", "")):
-        if not candidate or not (os.path.isfile(candidate) or candidate in shipped()):
+        if not isinstance(candidate, str) or not candidate:
+            continue
+        if not (os.path.isfile(candidate) or candidate in shipped()):
             continue
         try:
             cfg, _ = read_config(candidate)
@@ -462,7 +464,8 @@ def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
 def _config_section(manifest: Mapping[str, Any]) -> str:
     parts = ['<h2 id="config">The experiment\'s config</h2>']
     source = manifest.get("source") or ""
-    if source and os.path.isfile(source):
+    # manifests written before a fix in config.load may hold a list here: not a path
+    if isinstance(source, str) and source and os.path.isfile(source):
         text = Path(source).read_text(encoding="utf-8")
         parts.append(
             f"<p>Config file <code>{_e(source)}</code> (as it is now):</p><pre>{_e(text)}</pre>"
