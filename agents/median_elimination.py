@@ -109,7 +109,7 @@ def check_epsilon(value: object) -> float:
 
 
 class MedianElimination(ScriptedAgent):
-    """Median Elimination: an ``(epsilon, delta)``-PAC best arm in ``O(n / eps^2 log(1/delta))`` pulls.
+    """Median Elimination: an ``(epsilon, delta)``-PAC best arm, ``O(n eps^-2 log(1/delta))`` pulls.
 
     Paper:
         Eyal Even-Dar, Shie Mannor, Yishay Mansour. "Action elimination and stopping
@@ -137,7 +137,8 @@ class MedianElimination(ScriptedAgent):
     dropped, every kept arm has a round mean at least the best arm's; so if the kept arms
     are all ``eps_l``-bad, at least ``ceil(|S_l| / 2)`` bad arms reach the best arm's
     estimate, and the paper bounds "at least ``|S_l| / 2``" such arms (given the best
-    arm's estimate within ``eps_l / 2``) by ``2 delta_l / 3`` with Markov's inequality. Halving exactly also keeps the paper's count of rounds and pulls.
+    arm's estimate within ``eps_l / 2``) by ``2 delta_l / 3`` with Markov's inequality.
+    Halving exactly also keeps the paper's count of rounds and pulls.
 
     Args:
         epsilon: the accuracy ``epsilon > 0`` (finite). Default 0.1.
@@ -167,7 +168,9 @@ class MedianElimination(ScriptedAgent):
     episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
-    def __init__(self, epsilon: float = 0.1, delta: float = 0.1, *, seed: int | None = None) -> None:
+    def __init__(
+        self, epsilon: float = 0.1, delta: float = 0.1, *, seed: int | None = None
+    ) -> None:
         super().__init__(seed=seed)
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_probability("delta", delta)

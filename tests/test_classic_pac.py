@@ -36,7 +36,10 @@ def _me_sizes(n: int, epsilon: float, delta: float, scale: float = 1.0) -> list[
 
 
 def _ege_size(r: int, delta: float) -> tuple[float, float, int]:
-    """KKS13 Alg. 2, round ``r``: ``eps_r``, ``delta_r`` and ``t_r = ceil(2/eps_r^2 log(2/delta_r))``."""
+    """KKS13 Alg. 2, round ``r``: ``(eps_r, delta_r, t_r)``.
+
+    ``eps_r = 2^-r / 4``, ``delta_r = delta / (50 r^3)``, ``t_r = ceil(2/eps_r^2 log(2/delta_r))``.
+    """
     eps_r, delta_r = 2.0**-r / 4, delta / (50 * r**3)
     return eps_r, delta_r, math.ceil((2 / (eps_r * eps_r)) * math.log(2 / delta_r))
 
@@ -172,7 +175,8 @@ def test_median_elimination_is_epsilon_delta_pac(rate_at_most) -> None:
     eps, delta, runs = 0.2, 0.2, 1000
     failures = 0
     for seed in range(runs):
-        res = agents.run_episode(env, agents.make("median_elimination", epsilon=eps, delta=delta), seed=seed)
+        agent = agents.make("median_elimination", epsilon=eps, delta=delta)
+        res = agents.run_episode(env, agent, seed=seed)
         assert res.terminated
         failures += means[res.recommendation[0]] < means[0] - eps
     rate_at_most(failures, runs, delta)
