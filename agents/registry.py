@@ -54,6 +54,9 @@ _REGISTRY: dict[str, str] = {
     # Classic best-arm baselines
     "successive_rejects": "agents.successive_rejects:SuccessiveRejects",
     "sequential_halving": "agents.sequential_halving:SequentialHalving",
+    # issue 11: classic PAC best-arm baselines
+    "median_elimination": "agents.median_elimination:MedianElimination",
+    "exp_gap": "agents.exp_gap:ExpGap",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

@@ -6,8 +6,9 @@
 * the dense act/observe path through ``env.step`` and ``run_episode``'s fast paths
   (``step_sparse``, and ``step_one`` for one-pull requests) play exactly the same
   episode;
-* fixed-budget-only agents refuse fixed-confidence problems with a clear error;
-* fixed-confidence agents also run in fixed budget (anytime).
+* fixed-budget-only agents refuse fixed-confidence problems with a clear error, and
+  fixed-confidence-only agents (the PAC eliminations) fixed-budget ones;
+* agents of both settings also run fixed-confidence algorithms in fixed budget (anytime).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def pick_k(name: str, n: int, k: int) -> int:
     return 1 if name in K_ONE_ONLY else k
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in NAMES if FIXED_BUDGET in settings_of(n)])
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(2, 12),
@@ -135,11 +136,11 @@ def test_dense_path_equals_run_episode(name, n, k_frac, b, r_frac, fixed_budget,
     ``step_one`` path) is compared in both modes.
     """
     k = pick_k(name, n, 1 + int(k_frac * (n - 2)))
-    r = (3 if not fixed_budget else None) if b is None else 1 + int(r_frac * (b - 1))
     if FIXED_BUDGET not in settings_of(name):
         fixed_budget = False
     if FIXED_CONFIDENCE not in settings_of(name):
         fixed_budget = True
+    r = (3 if not fixed_budget else None) if b is None else 1 + int(r_frac * (b - 1))
     kw = {"n_arms": n, "k": k, "batch_size": b, "repeat_limit": r, "answer": "agent",
           "instance": pick_instance(name, instance), "paired": paired or b != 1}
     if fixed_budget:
@@ -164,7 +165,14 @@ def test_fixed_budget_agents_refuse_fixed_confidence(name: str) -> None:
         agents.run_episode(env, make_agent(name), seed=0)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if FIXED_CONFIDENCE in settings_of(n)])
+@pytest.mark.parametrize("name", [n for n in NAMES if settings_of(n) == {FIXED_CONFIDENCE}])
+def test_fixed_confidence_only_agents_refuse_fixed_budget(name: str) -> None:
+    env = gym.make("TopK-Batch-v0", n_arms=6, k=pick_k(name, 6, 2), budget=60, answer="agent")
+    with pytest.raises(ValueError, match=f"agent '{name}' cannot play setting='fixed_budget'"):
+        agents.run_episode(env, make_agent(name), seed=0)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if len(settings_of(n)) == 2])
 def test_fixed_confidence_agents_run_anytime_in_fixed_budget(name: str) -> None:
     k = pick_k(name, 10, 3)
     env = gym.make("TopK-Batch-v0", n_arms=10, k=k, batch_size=1, budget=60, answer="agent")

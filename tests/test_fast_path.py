@@ -80,6 +80,10 @@ def _make_env(
 def _params(name: str, setting: str) -> dict[str, Any]:
     if name == "uniform" and setting == "fixed_confidence":
         return {"rounds": 40}
+    if name == "median_elimination":
+        # rounds of 10, 23 and 49 pulls per arm, so that episodes end within max_batches
+        # (the defaults ask 26k pulls per arm in round 1); every round still runs
+        return {"epsilon": 4.0, "delta": 0.5}
     return {}
 
 
@@ -120,6 +124,19 @@ def test_fast_path_plays_the_reference_episode(name: str, setting: str, point: t
         assert np.array_equal(fast_sums, env.unwrapped._sums)
         assert np.array_equal(fast_agent.counts, ref_agent.counts)
         assert fast_agent.total_pulls == ref_agent.total_pulls == fast.pulls
+
+
+@pytest.mark.parametrize("name", ["median_elimination", "exp_gap"])
+@pytest.mark.parametrize(("dist", "paired"), [("bernoulli", False), ("gaussian", True)])
+def test_fast_path_plays_whole_pac_elimination_episodes(name: str, dist: str, paired: bool) -> None:
+    """Whole episodes of the PAC eliminations (rounds of 1e5 pulls per arm: one batch each)."""
+    inst = _instance(5, 1, dist, seed=3)
+    env = gym.make("TopK-Batch-v0", instance=inst, batch_size=None, repeat_limit=10**9,
+                   setting="fixed_confidence", max_batches=100, answer="agent", paired=paired)
+    for seed in (0, 1):
+        fast = agents.run_episode(env, agents.make(name), seed=seed)
+        ref = agents.run_episode(env, agents.make(name), seed=seed, fast=False)
+        assert fast.terminated and _result_dict(fast) == _result_dict(ref)
 
 
 def _dense_episode(env: gym.Env, agent: ScriptedAgent, seed: int) -> tuple[list, dict]:

@@ -1,0 +1,119 @@
+"""Exponential-Gap Elimination (Karnin, Koren, Somekh 2013, Algorithm 2): delta-PAC best arm."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from agents import engine
+from agents.base import FIXED_CONFIDENCE, ScriptedAgent, check_probability
+from agents.median_elimination import eliminate, round_pulls
+
+__all__ = ["ExpGap", "episode", "run"]
+
+
+@numba.njit
+def run(ctx, prm):
+    """Exponential-Gap Elimination (``prm = [delta]``); see :class:`ExpGap`."""
+    n = ctx.iv[engine.N]
+    delta = prm[0]
+    sigma = ctx.fv[engine.SIGMA]
+    scale = 4.0 * sigma * sigma
+    surv = np.arange(n)
+    m = n
+    sums0 = np.zeros(n)
+    counts0 = np.zeros(n, dtype=np.int64)
+    values = np.empty(n)
+    best = np.zeros(1, dtype=np.int64)
+    r = 0
+    while m > 1:
+        r += 1
+        eps_r = 0.25 * 0.5**r
+        delta_r = delta / (50.0 * r * r * r)
+        t = round_pulls(2.0, eps_r, 2.0 / delta_r, scale)
+        for j in range(m):
+            a = surv[j]
+            counts0[a] = ctx.counts[a]
+            sums0[a] = ctx.means[a] * ctx.counts[a]
+        yield engine.request_each(ctx, surv[:m], t)
+        for j in range(m):
+            a = surv[j]
+            c = ctx.counts[a]
+            values[a] = (ctx.means[a] * c - sums0[a]) / (c - counts0[a])
+        # i_r: Median Elimination on S_r with (eps_r / 2, delta_r), on its own samples
+        for req in eliminate(ctx, surv[:m].copy(), eps_r / 2.0, delta_r, scale, False, best):
+            yield req
+        cut = values[best[0]] - eps_r
+        size = 0
+        for j in range(m):
+            a = surv[j]
+            if values[a] < cut:
+                ctx.status[a] = engine.REJECTED
+            else:
+                surv[size] = a
+                size += 1
+        m = size
+    engine.finish(ctx, surv[:1])
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+
+
+class ExpGap(ScriptedAgent):
+    """Exponential-Gap Elimination: the best arm with probability ``1 - delta``.
+
+    Paper:
+        Zohar Karnin, Tomer Koren, Oren Somekh. "Almost optimal exploration in
+        multi-armed bandits". ICML 2013 (PMLR 28(3):1238-1246), Algorithm 2
+        (Exponential-Gap Elimination) with Algorithm 3 (Median Elimination, from Even-Dar,
+        Mannor, Mansour 2006; :func:`agents.median_elimination.eliminate`, shared with
+        :class:`~agents.median_elimination.MedianElimination`) as its subroutine.
+
+    Algorithm: ``S_1`` = all arms, ``r = 1``; while ``|S_r| > 1``: ``eps_r = 2^-r / 4``,
+    ``delta_r = delta / (50 r^3)``; sample every arm of ``S_r``
+    ``t_r = ceil((2 / eps_r^2) log(2 / delta_r))`` more times, ``p_a`` the mean of these
+    samples; ``i_r = MedianElimination(S_r, eps_r / 2, delta_r)`` (a fresh run on samples
+    of its own); ``S_{r+1} = S_r \\ {a : p_a < p_{i_r} - eps_r}``; ``r = r + 1``. Answer
+    the arm left. Guarantee (KKS13): the best arm with probability at least
+    ``1 - delta`` after ``O(sum_i Delta_i^-2 log(log(1/Delta_i) / delta))`` pulls, with
+    ``Delta_i = mu_1 - mu_i`` (the best arm unique). Ties in Median Elimination as in
+    :class:`~agents.median_elimination.MedianElimination` (keep exactly half, at random).
+
+    The constants are large: the first round alone pulls every arm
+    ``ceil(128 log(100 / delta))`` times (884 at ``delta = 0.1``) and its Median
+    Elimination ``ceil(16384 log(300 / delta))`` times (about 1.3e5); the algorithm is
+    a theoretical baseline (near-optimal rate, impractical constants).
+
+    Args:
+        delta: the error probability, in (0, 1). Default 0.1.
+        seed: seed of the tie-breaking generator (Median Elimination's halving).
+
+    Settings: fixed confidence, k = 1; no fixed budget. Any ``batch_size``/``repeat_limit``
+    (every round is one request). If ``max_batches`` ends the episode first, the answer is
+    the highest empirical mean (all samples) among the arms of ``S_r``.
+
+    Rewards: the sample sizes are the paper's, for rewards in [0, 1] (sub-Gaussian
+    variance proxy 1/4, ``sigma <= 1/2``); for a sub-Gaussian scale ``sigma`` (Gaussian
+    arms' standard deviation) they are multiplied by ``(2 sigma)^2``, which keeps the
+    guarantee, as in :class:`~agents.median_elimination.MedianElimination`.
+    """
+
+    name = "exp_gap"
+    settings = frozenset({FIXED_CONFIDENCE})
+    k_values = frozenset({1})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_STATUS
+
+    def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:
+        super().__init__(seed=seed)
+        self.delta = check_probability("delta", delta)
+
+    def params(self) -> np.ndarray:
+        return np.array([self.delta])
+
+    def __repr__(self) -> str:
+        return f"ExpGap(delta={self.delta}, seed={self.seed})"
