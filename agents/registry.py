@@ -54,6 +54,8 @@ _REGISTRY: dict[str, str] = {
     # Classic best-arm baselines
     "successive_rejects": "agents.successive_rejects:SuccessiveRejects",
     "sequential_halving": "agents.sequential_halving:SequentialHalving",
+    # issue 11: KL-based and gap-based LUCB variants
+    "kl_lucb": "agents.kl_lucb:KLLUCB",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")
