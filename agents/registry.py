@@ -56,6 +56,8 @@ _REGISTRY: dict[str, str] = {
     "sequential_halving": "agents.sequential_halving:SequentialHalving",
     # issue 11: KL-based and gap-based LUCB variants
     "kl_lucb": "agents.kl_lucb:KLLUCB",
+    "ugape_b": "agents.ugape:UGapEb",
+    "ugape_c": "agents.ugape:UGapEc",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")
