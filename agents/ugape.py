@@ -1,4 +1,4 @@
-"""UGapE (Gabillon, Ghavamzadeh, Lazaric 2012): gap-based exploration, fixed budget and confidence."""
+"""UGapE (Gabillon, Ghavamzadeh, Lazaric 2012): gap-based exploration, both settings."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ class UGapEb(UGapE):
     exp(-2a)``.
 
     The exploration parameter ``a`` (the paper sets it through ``H_eps``, which the
-    agent cannot know, and tunes it in its experiments):
+    agent cannot know):
 
     * ``a`` given: used as is;
     * else ``h_eps`` given (the complexity of the instance for the wanted ``epsilon``,
@@ -252,7 +252,9 @@ class UGapEb(UGapE):
     ) -> None:
         super().__init__(seed=seed)
         if a is not None and h_eps is not None:
-            raise ValueError(f"give a={a!r} or h_eps={h_eps!r}, not both (a is computed from h_eps)")
+            raise ValueError(
+                f"give a={a!r} or h_eps={h_eps!r}, not both (a is computed from h_eps)"
+            )
         self.a = None if a is None else _positive("a", a)
         self.h_eps = None if h_eps is None else _positive("h_eps", h_eps)
 
