@@ -133,11 +133,13 @@ class _KLLiteral(_Literal):
             mu, t = self.means.copy(), self.counts.copy()
             high = np.zeros(n, dtype=bool)
             high[np.lexsort((tb, mu))[n - k :]] = True
+            rate = int(prm[lc.P_RATE])
             beta = confidence.kl_rate(
-                float(rounds), n, prm[lc.P_DELTA], prm[lc.P_K1], prm[lc.P_ALPHA], int(prm[lc.P_RATE])
+                float(rounds), n, prm[lc.P_DELTA], prm[lc.P_K1], prm[lc.P_ALPHA], rate
             )
-            lcb = np.array([divergences.kl_lower(fam, mu[i], beta / float(t[i]), p.sigma) for i in range(n)])
-            ucb = np.array([divergences.kl_upper(fam, mu[i], beta / float(t[i]), p.sigma) for i in range(n)])
+            levels = [beta / float(t[i]) for i in range(n)]
+            lcb = np.array([divergences.kl_lower(fam, mu[i], levels[i], p.sigma) for i in range(n)])
+            ucb = np.array([divergences.kl_upper(fam, mu[i], levels[i], p.sigma) for i in range(n)])
             hi, lo = np.flatnonzero(high), np.flatnonzero(~high)
             h = hi[np.lexsort((tb[hi], lcb[hi]))[0]]
             l_ = lo[np.lexsort((tb[lo], -ucb[lo]))[0]]
@@ -169,7 +171,8 @@ class _UGapELiteral(_Literal):
         t, best = n + 1, np.inf
         while True:
             if conf:
-                scale = b * math.sqrt(prm[ug.P_C] * math.log(4.0 * n * float(t - 1) ** 3 / prm[ug.P_DELTA]))
+                rate = math.log(4.0 * n * float(t - 1) ** 3 / prm[ug.P_DELTA])
+                scale = b * math.sqrt(prm[ug.P_C] * rate)
             else:
                 scale = b * math.sqrt(prm[ug.P_A])
             w = np.array([scale / math.sqrt(float(c)) for c in self.counts])
@@ -196,7 +199,9 @@ class _UGapELiteral(_Literal):
             t += 1
 
 
-def _same_episode(env: gym.Env, compiled: ScriptedAgent, literal: _Literal, seed: int) -> agents.EpisodeResult:
+def _same_episode(
+    env: gym.Env, compiled: ScriptedAgent, literal: _Literal, seed: int
+) -> agents.EpisodeResult:
     """The fast path of ``compiled`` and the literal loop play the same episode."""
     fast = agents.run_episode(env, compiled, seed=seed)
     state = (env.unwrapped._counts.copy(), env.unwrapped._sums.copy())
@@ -229,7 +234,7 @@ def test_kl_lucb_kernel_equals_the_literal_loop(instance, k, params, extra):
 @pytest.mark.parametrize(
     "cls, params, extra",
     [
-        (UGapEc, {"delta": 0.2}, {}),
+        (UGapEc, {"delta": 0.2}, {"max_batches": 700}),
         (UGapEc, {"epsilon": 0.1, "delta": 0.2}, {"batch_size": 3, "repeat_limit": 2}),
         (UGapEc, {}, {"setting": "fixed_budget", "budget": 200}),
         (UGapEb, {}, {"setting": "fixed_budget", "budget": 200}),
@@ -281,7 +286,9 @@ def test_ugape_b_answer_on_a_budget(rate_at_most):
     """Budget 300 on EASY (H_0 = 164): the default a errs rarely (< 5%), exact binomial test."""
     env = make_env(EASY, 2, setting="fixed_budget", budget=300)
     runs = 100
-    failures = sum(agents.run_episode(env, UGapEb(), seed=300 + s).misidentified for s in range(runs))
+    failures = sum(
+        agents.run_episode(env, UGapEb(), seed=300 + s).misidentified for s in range(runs)
+    )
     rate_at_most(failures, runs, 0.05)
 
 
