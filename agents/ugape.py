@@ -88,6 +88,9 @@ def run(ctx, prm):
     low = np.empty(n)
     gap = np.empty(n)
     width = np.empty(n)
+    root = np.empty(n)  # sqrt(T_i), updated for the pulled arm only
+    for i in range(n):
+        root[i] = math.sqrt(float(counts[i]))
     idx = np.arange(n)
     best_bj = np.inf
     t = n + 1  # the paper's step: t - 1 pulls made so far
@@ -97,7 +100,7 @@ def run(ctx, prm):
         else:
             scale = b * math.sqrt(prm[P_A])
         for i in range(n):
-            w = scale / math.sqrt(float(counts[i]))
+            w = scale / root[i]
             width[i] = w
             neg_u[i] = -(means[i] + w)
             low[i] = means[i] - w
@@ -146,6 +149,7 @@ def run(ctx, prm):
         else:
             arm = ut if engine.below(rng, 2) == 0 else lt
         yield arm
+        root[arm] = math.sqrt(float(counts[arm]))
         tb[arm] = rng.random()
         t += 1
 
