@@ -76,7 +76,7 @@ class KLLUCB(LUCBFamily):
       docstring of :mod:`agents.lucb_common`), not by recomputing all ``n`` bounds per
       round. ``tests/test_agents_klucb_ugape.py`` checks it against the literal loop.
       Fast for Gaussian rewards; for Bernoulli rewards arms with equal (mean, count)
-      make the walk O(class size), about 50x slower than LUCB1 at n = 1000.
+      make the walk O(class size), about 20x slower than LUCB1 at n = 1000.
     """
 
     name = "kl_lucb"
