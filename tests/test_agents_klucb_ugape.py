@@ -221,6 +221,8 @@ def _same_episode(
         ("chen2017-twogroup", 2, {"rate": "practical", "epsilon": 0.05}, {"n_arms": 10}),
         ("jiang2017-1-sparse", 2, {"rate": "practical"}, {"n_arms": 8}),
         ("jiang2017-1-sparse", 4, {}, {"n_arms": 8, "setting": "fixed_budget", "budget": 300}),
+        # Bernoulli, many arms sharing (mean, count): long walks, skipped ties
+        ("zhou2014-two-level", 4, {}, {"n_arms": 40, "setting": "fixed_budget", "budget": 1000}),
     ],
 )
 def test_kl_lucb_kernel_equals_the_literal_loop(instance, k, params, extra):
