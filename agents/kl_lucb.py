@@ -68,6 +68,9 @@ class KLLUCB(LUCBFamily):
     * ``t`` counts LUCB rounds (two pulls each), starting at 1 after the initial pull of
       every arm, as LUCB1 (:class:`~agents.lucb.LUCB`) does.
     * Ties are broken uniformly at random (paper-notes).
+    * Not checked against the paper's text (unavailable here): the rate, the
+      condition on ``k1`` quoted above (405.5 meets it at ``alpha = 1.1``, which
+      supports it) and the practical rate follow the task's description.
     * The bounds are bisections to ``2^-50`` (:mod:`bandit_envs.divergences`), with
       Bernoulli means clamped to ``[1e-15, 1 - 1e-15]`` inside the logarithms.
     * Speed: ``beta(t, delta)`` grows with ``t``, so every bound changes every round;
