@@ -18,6 +18,10 @@ the sub-Gaussian scale of one reward (``problem.sigma``: 1/2 for rewards in [0, 
   finite LIL (Jiang et al. 2017 Lemma 2.1; Jamieson et al. 2014 Lemma 3).
 * :func:`lil_faithful_delta`: the largest ``delta`` for which a lil' algorithm's proven
   error bound is at most the target ``nu`` ("faithful" parameters, Jiang et al. 2017 Sec. 5).
+* :func:`kl_rate`: KL-LUCB's exploration rate ``beta(t, delta)`` (Kaufmann &
+  Kalyanakrishnan, COLT 2013, Theorem 3: ``log(k1 n t^alpha / delta) + log log(k1 n
+  t^alpha / delta)``; or the practical ``log((1 + log t) / delta)``), the level of the KL
+  bounds of :mod:`bandit_envs.divergences`; not a radius.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ __all__ = [
     "hoeffding",
     "jun_deviation",
     "jun_width",
+    "kl_rate",
     "lil_bound",
     "lil_c_eps",
     "lil_faithful_delta",
@@ -115,6 +120,27 @@ def lucb_width(u: float, rate: float, sigma: float) -> float:
     if u <= 0:
         return np.inf
     return 2.0 * sigma * math.sqrt(rate / (2.0 * u))
+
+
+#: :func:`kl_rate` kinds: Kaufmann & Kalyanakrishnan (2013) Theorem 3's rate; the
+#: practical ``log((1 + log t) / delta)``.
+KL_RATE_THEOREM3, KL_RATE_PRACTICAL = 0, 1
+
+
+@numba.njit(cache=True)
+def kl_rate(t: float, n_arms: int, delta: float, k1: float, alpha: float, kind: int) -> float:
+    """KL-LUCB's exploration rate ``beta(t, delta)`` at round ``t >= 1`` (compiled).
+
+    ``kind`` :data:`KL_RATE_THEOREM3`: ``log(x) + log(log(x))`` with ``x = k1 n t^alpha /
+    delta`` (Kaufmann & Kalyanakrishnan 2013, Theorem 3; ``x > e`` for the theorem's
+    ``k1``); :data:`KL_RATE_PRACTICAL`: ``log((1 + log t) / delta)`` (``k1`` and
+    ``alpha`` unused). Nondecreasing in ``t``; ``t < 1`` is read as 1.
+    """
+    tt = t if t > 1.0 else 1.0
+    if kind == KL_RATE_PRACTICAL:
+        return math.log((1.0 + math.log(tt)) / delta)
+    x = math.log(k1 * n_arms / delta) + alpha * math.log(tt)
+    return x + math.log(x)
 
 
 def jun_deviation(t: np.ndarray | float, omega: float, sigma: float = 0.5) -> np.ndarray | float:

@@ -1,21 +1,25 @@
-"""The skeleton shared by the LUCB family: LUCB1, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB.
+"""The LUCB family's shared skeleton: LUCB1, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB, KL-LUCB.
 
 Every member (Kalyanakrishnan et al. 2012; Jamieson & Nowak 2014; Simchowitz et al.
-2017; Jiang, Li, Qiao 2017 Alg. 1 and 2):
+2017; Jiang, Li, Qiao 2017 Alg. 1 and 2; Kaufmann & Kalyanakrishnan 2013, KL-LUCB):
 
 1. pulls every arm once;
 2. splits the arms into ``High`` (the ``k`` largest empirical means) and ``Low``;
 3. finds ``h = argmin_{High} LCB`` and ``l = argmax_{Low} UCB``, with
    ``LCB_i = mean_i - scale * a(T_i)`` and ``UCB_i = mean_i + scale * b(T_i)``, where the
    radius coefficients ``a`` and ``b`` depend only on the arm's own pull count ``T_i``
-   and ``scale`` is 1 (lil' bounds) or grows with the round (LUCB1);
+   and ``scale`` is 1 (lil' bounds) or grows with the round (LUCB1); KL-LUCB's bounds
+   are KL (Chernoff) bounds instead, ``UCB_i = max {q : T_i d(mean_i, q) <= beta(t)}``
+   and ``LCB_i = min {q : ...}`` (:func:`bandit_envs.divergences.kl_upper` /
+   :func:`~bandit_envs.divergences.kl_lower`), functions of the mean, the count and the
+   round;
 4. stops and answers ``High`` when ``LCB_h >= UCB_l`` (LUCB1: ``UCB_l - LCB_h <
    epsilon``), else pulls the arms its sampling rule picks (``h`` and ``l``; one of
    them at random; or lil'CLUCB's arm of largest radius in ``M (+) M~``) and goes
    back to 2.
 
-The members differ only in ``a``, ``b``, ``scale``, the stop rule and the sampling
-rule: one compiled generator (:func:`run`) plays them all, told which by its parameter
+The members differ only in ``a``, ``b``, ``scale`` (or the KL bounds), the stop rule and
+the sampling rule: one compiled generator (:func:`run`) plays them all, told which by its parameter
 vector ``prm`` (layout: the ``P_*`` indices below; each member's ``params``). Its
 module keeps only the agent class.
 
@@ -40,6 +44,29 @@ in preallocated arrays, compiled helpers):
   replays one leaf-to-root path (O(log n));
 * lil'CLUCB's ``M (+) M~`` is read off the two bound heaps in lockstep, best first
   (:func:`_clucb_pick`), O(m log m) for a difference of ``2m`` arms.
+* KL-LUCB's rate ``beta(t)`` grows with the round, so every arm's bound changes every
+  round, and not along lines (the kinetic trees do not apply: ``UCB_i`` is not affine
+  in any common scale for Bernoulli KL). Exact lazy scheme instead (epochs): the bound
+  heaps are keyed by the bounds at a level ``beta_hi >= beta(t)`` fixed for an epoch of
+  rounds (``beta`` of the epoch's last round, ``t + max(1, t >> 4)``; ``fs[F_BETA]``),
+  so a key bounds the arm's current bound from the optimistic side (``UCB`` grows and
+  ``LCB`` falls with the level; the bisections of :mod:`bandit_envs.divergences` are
+  monotone in it too). ``h`` and ``l`` are found by a best-first walk of the heap
+  (:func:`_kl_best`) that computes the exact bound at ``beta(t)`` of each arm it pops
+  and stops when the next key cannot beat the best exact value (ties by tie key): the
+  same ``h``, ``l`` and bounds as recomputing every bound every round. Pulled arms
+  get new keys at ``beta_hi`` (O(log n)); when ``beta(t)`` passes ``beta_hi`` every
+  key is recomputed and the heaps rebuilt (O(n), about ``16 log(T)`` times in ``T``
+  rounds). Cost of a walk: the arms whose key beats the best exact bound. With
+  Gaussian rewards that is a handful; with Bernoulli rewards many arms share a mean
+  and a count (e.g. every ``Low`` arm with 1 pull and reward 0), hence a key that is
+  strictly above their common exact bound, and the walk pops the whole class: up to
+  O(n) per round. Those pops are cheap: an arm with the best one's mean and count is
+  skipped (same bound, worse tie key), and a Bernoulli arm whose divergence at the
+  best bound already exceeds the level is skipped after one divergence, without a
+  bisection (:func:`_kl_beaten`). Measured (n = 1000, budget 20n, one core): about
+  75k pulls/s for Bernoulli rewards, 1.2M for Gaussian; recomputing all bounds every
+  round would cost n bisections per round (estimated: about 2k pulls/s).
 
 Requests: the first round is one request of every arm once; a round of one arm is
 ``yield arm``; a round of two arms is :func:`~agents.engine.request_two` (one batch
@@ -75,29 +102,36 @@ from agents.base import (
     ScriptedAgent,
     check_probability,
 )
+from bandit_envs import divergences
 
 __all__ = ["VARIANTS", "LUCBFamily", "LilFamily", "episode", "run"]
 
 VARIANTS = ("faithful", "heuristic")
 
 #: ``prm`` layout: sampling rule, stop tolerance, radius family, the lil' parameters
-#: ``eps``, ``w`` of the LCB and of the UCB, LUCB1's ``delta`` and ``k1``.
+#: ``eps``, ``w`` of the LCB and of the UCB, LUCB1's (and KL-LUCB's) ``delta`` and
+#: ``k1``, KL-LUCB's divergence family (``bandit_envs.divergences`` code), ``alpha`` and
+#: rate kind (``agents.confidence.KL_RATE_*``).
 P_RULE, P_STOP_EPS, P_RADIUS, P_EPS, P_W_LOW, P_W_UP, P_DELTA, P_K1 = range(8)
-NP = 8
+P_FAMILY, P_ALPHA, P_RATE = 8, 9, 10
+NP = 11
 #: sampling rules: pull ``h`` and ``l``; ``h`` with probability ``T_l / (T_h + T_l)``
 #: else ``l`` (lil'RandLUCB); the arm of largest radius in ``M (+) M~`` (lil'CLUCB).
 RULE_BOTH, RULE_RANDOM, RULE_CLUCB = 0, 1, 2
-#: radius families: lil' ``U(T, w)`` (scale 1); LUCB1's ``beta(T, t)`` (scale grows with t).
-RADIUS_LIL, RADIUS_LUCB1 = 0, 1
+#: radius families: lil' ``U(T, w)`` (scale 1); LUCB1's ``beta(T, t)`` (scale grows with
+#: t); KL bounds at KL-LUCB's rate ``beta(t)``.
+RADIUS_LIL, RADIUS_LUCB1, RADIUS_KL = 0, 1, 2
+#: KL-LUCB's epochs: the keys' level is ``beta`` of round ``t + max(1, t >> KL_EPOCH_SHIFT)``.
+KL_EPOCH_SHIFT = 4
 #: ``prm[P_STOP_EPS] < 0``: stop when ``LCB_h >= UCB_l``; else when ``UCB_l - LCB_h < eps``.
 STOP_PLAIN = -1.0
 
 #: the heaps: High by mean (weakest on top), Low by mean (strongest), High by LCB
 #: (smallest), Low by UCB (largest). Each is a max-heap of (key, sign * tb).
 HM, LM, HL, LU = 0, 1, 2, 3
-#: registers of the state: ``fs[F_C]`` the kinetic trees' scale, ``js[J_HALF]`` their
-#: leaf offset.
-F_C = 0
+#: registers of the state: ``fs[F_C]`` the kinetic trees' scale, ``fs[F_BETA]`` the level
+#: of KL-LUCB's heap keys, ``js[J_HALF]`` the trees' leaf offset.
+F_C, F_BETA = 0, 1
 J_HALF = 0
 
 
@@ -179,6 +213,8 @@ def _coef(prm, t, low_side, sigma):
     """The radius coefficient ``a(t)`` (``low_side=False``) or ``b(t)`` of ``t`` pulls."""
     if prm[P_RADIUS] == RADIUS_LUCB1:
         return confidence.lucb_coef(float(t), sigma)
+    if prm[P_RADIUS] == RADIUS_KL:
+        return 0.0  # (no radius: KL bounds are not mean +- radius)
     w = prm[P_W_UP] if low_side else prm[P_W_LOW]
     return confidence.lil_width(float(t), w, prm[P_EPS], sigma)
 
@@ -189,6 +225,31 @@ def _scale(prm, n, rounds):
     if prm[P_RADIUS] == RADIUS_LUCB1:
         return math.sqrt(confidence.lucb_rate(float(rounds), n, prm[P_DELTA], prm[P_K1]))
     return 1.0
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kl_beta(prm, n, rounds):
+    """KL-LUCB's exploration rate ``beta(t, delta)`` at round ``rounds``."""
+    return confidence.kl_rate(
+        float(rounds), n, prm[P_DELTA], prm[P_K1], prm[P_ALPHA], int(prm[P_RATE])
+    )
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kl_key(prm, mu, count, beta, sigma, high):
+    """KL bound at level ``beta / count``: ``-LCB`` (``high``, the HL key) or ``UCB``."""
+    fam = int(prm[P_FAMILY])
+    level = beta / float(count)
+    if high:
+        return -divergences.kl_lower(fam, mu, level, sigma)
+    return divergences.kl_upper(fam, mu, level, sigma)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kl_level(prm, n, rounds):
+    """The keys' level for the epoch starting at round ``rounds`` (``>= beta(rounds)``)."""
+    last = rounds + max(1, rounds >> KL_EPOCH_SHIFT)
+    return max(_kl_beta(prm, n, last), _kl_beta(prm, n, rounds))
 
 
 # -------------------------------------------------- kinetic tournament (LUCB1)
@@ -285,7 +346,10 @@ def _set_side(st, ctx, prm, i, high, sigma):
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 0, i, True, c, half)
         else:
-            key[HL, i] = -(mu - la[i])
+            if prm[P_RADIUS] == RADIUS_KL:
+                key[HL, i] = _kl_key(prm, mu, seen[i], fs[F_BETA], sigma, True)
+            else:
+                key[HL, i] = -(mu - la[i])
             _insert(heap, pos, key, size, sgn, tb, HL, i)
     else:
         ctx.status[i] = engine.UNDECIDED
@@ -295,7 +359,10 @@ def _set_side(st, ctx, prm, i, high, sigma):
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 1, i, True, c, half)
         else:
-            key[LU, i] = mu + ub[i]
+            if prm[P_RADIUS] == RADIUS_KL:
+                key[LU, i] = _kl_key(prm, mu, seen[i], fs[F_BETA], sigma, False)
+            else:
+                key[LU, i] = mu + ub[i]
             _insert(heap, pos, key, size, sgn, tb, LU, i)
 
 
@@ -326,6 +393,8 @@ def _build(ctx, prm, c):
     seen = ctx.counts.copy()
     fs = np.zeros(2)
     fs[F_C] = c
+    if prm[P_RADIUS] == RADIUS_KL:
+        fs[F_BETA] = _kl_level(prm, n, 1)
     js = np.zeros(2, dtype=np.int64)
     half = 1
     while half < n:
@@ -365,7 +434,10 @@ def _fold(st, ctx, prm, i):
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 0, i, True, fs[F_C], js[J_HALF])
         else:
-            key[HL, i] = -(mu - la[i])
+            if prm[P_RADIUS] == RADIUS_KL:
+                key[HL, i] = _kl_key(prm, mu, c, fs[F_BETA], sigma, True)
+            else:
+                key[HL, i] = -(mu - la[i])
             _sift(heap, pos, key, size, sgn, tb, HL, pos[HL, i])
     else:
         ub[i] = _coef(prm, c, True, sigma)
@@ -374,7 +446,10 @@ def _fold(st, ctx, prm, i):
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 1, i, True, fs[F_C], js[J_HALF])
         else:
-            key[LU, i] = mu + ub[i]
+            if prm[P_RADIUS] == RADIUS_KL:
+                key[LU, i] = _kl_key(prm, mu, c, fs[F_BETA], sigma, False)
+            else:
+                key[LU, i] = mu + ub[i]
             _sift(heap, pos, key, size, sgn, tb, LU, pos[LU, i])
     return True
 
@@ -478,6 +553,79 @@ def _clucb_pick(st, aux_h, aux_l):
 
 
 @numba.njit(cache=True, _nrt=False)
+def _kl_epoch(st, ctx, prm, level):
+    """A new KL epoch: every key of the bound heaps at ``level``; the heaps rebuilt (O(n))."""
+    heap, pos, key, size, sgn, tb, seen, fs = st[0], st[1], st[2], st[3], st[4], st[5], st[8], st[9]
+    sigma = ctx.fv[engine.SIGMA]
+    fs[F_BETA] = level
+    for q in (HL, LU):
+        for j in range(size[q]):
+            a = heap[q, j]
+            key[q, a] = _kl_key(prm, ctx.means[a], seen[a], level, sigma, q == HL)
+        _heapify(heap, pos, key, size, sgn, tb, q)
+
+
+#: :func:`_kl_beaten`'s margin: far above the rounding of ``d`` near its root.
+KL_MARGIN = 1e-12
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kl_beaten(prm, mu, count, beta, bv, high):
+    """Whether the arm's exact key at ``beta`` is surely below ``bv`` (Bernoulli only).
+
+    One divergence instead of a bisection: ``UCB < bv`` when ``T d(mean, bv - m) >
+    beta`` (``mean <= bv - m``; ``m`` = :data:`KL_MARGIN`): the bisection keeps ``T
+    d(mean, lo) <= beta`` and ``d(mean, .)`` increases on ``[mean, 1]``, by far more than
+    its rounding over ``m``; likewise ``LCB > -bv``. ``False`` (compute the bound) else.
+    """
+    if int(prm[P_FAMILY]) != divergences.BERNOULLI:
+        return False
+    level = beta / float(count)
+    if high:
+        x = -bv + KL_MARGIN  # the best LCB so far, plus the margin
+        return x <= mu and divergences.kl_bernoulli(mu, x) > level
+    x = bv - KL_MARGIN
+    return x >= mu and divergences.kl_bernoulli(mu, x) > level
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kl_best(st, ctx, prm, q, beta, aux):
+    """The top of heap ``q`` (HL or LU) by the exact KL bound at ``beta``, and its key.
+
+    A best-first walk of the heap (keys at the epoch's level bound the exact values from
+    above): pops arms in key order, computes each one's exact key at ``beta``, and stops
+    when the next key (with its tie key) cannot rank above the best exact one.
+    """
+    heap, key, size, sgn, tb, seen = st[0], st[2], st[3], st[4], st[5], st[8]
+    sigma = ctx.fv[engine.SIGMA]
+    s = sgn[q]
+    m = size[q]
+    na = _aux_push(aux, 0, heap, key, sgn, tb, q, 0)
+    best = -1
+    bv = 0.0
+    while na > 0:
+        p = aux[0]
+        a = heap[q, p]
+        if best >= 0:
+            ka = key[q, a]
+            if ka < bv or (ka == bv and not s * tb[a] > s * tb[best]):
+                break
+        na = _aux_pop(aux, na, heap, key, sgn, tb, q)
+        for ch in (2 * p + 1, 2 * p + 2):
+            if ch < m:
+                na = _aux_push(aux, na, heap, key, sgn, tb, q, ch)
+        if best >= 0:
+            if ctx.means[a] == ctx.means[best] and seen[a] == seen[best]:
+                continue  # the same bound as best, popped later: a worse tie key
+            if _kl_beaten(prm, ctx.means[a], seen[a], beta, bv, q == HL):
+                continue
+        v = _kl_key(prm, ctx.means[a], seen[a], beta, sigma, q == HL)
+        if best < 0 or v > bv or (v == bv and s * tb[a] > s * tb[best]):
+            best, bv = a, v
+    return best, bv
+
+
+@numba.njit(cache=True, _nrt=False)
 def _extremes(st, ctx, prm, rounds):
     """``(h, LCB_h, l, UCB_l)`` at round ``rounds`` (raises the kinetic trees' scale)."""
     heap, key, la, ub, fs, kwin, kexp, stack, order = (
@@ -491,6 +639,14 @@ def _extremes(st, ctx, prm, rounds):
         st[13],
         st[14],
     )
+    if prm[P_RADIUS] == RADIUS_KL:
+        n = ctx.counts.shape[0]
+        beta = _kl_beta(prm, n, rounds)
+        if beta > fs[F_BETA]:
+            _kl_epoch(st, ctx, prm, _kl_level(prm, n, rounds))
+        h, neg_lcb = _kl_best(st, ctx, prm, HL, beta, stack)
+        l_, ucb = _kl_best(st, ctx, prm, LU, beta, stack)
+        return h, -neg_lcb, l_, ucb
     if prm[P_RADIUS] != RADIUS_LUCB1:
         h, l_ = heap[HL, 0], heap[LU, 0]
         return h, -key[HL, h], l_, key[LU, l_]
@@ -594,6 +750,9 @@ class LUCBFamily(ScriptedAgent):
             "w_up": P_W_UP,
             "delta": P_DELTA,
             "k1": P_K1,
+            "family": P_FAMILY,
+            "alpha": P_ALPHA,
+            "rate": P_RATE,
         }
         for name, value in values.items():
             prm[names[name]] = value

@@ -57,6 +57,10 @@ _REGISTRY: dict[str, str] = {
     # issue 11: classic PAC best-arm baselines
     "median_elimination": "agents.median_elimination:MedianElimination",
     "exp_gap": "agents.exp_gap:ExpGap",
+    # issue 11: KL-based and gap-based LUCB variants
+    "kl_lucb": "agents.kl_lucb:KLLUCB",
+    "ugape_b": "agents.ugape:UGapEb",
+    "ugape_c": "agents.ugape:UGapEc",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")
