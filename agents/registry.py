@@ -54,10 +54,10 @@ _REGISTRY: dict[str, str] = {
     # Classic best-arm baselines
     "successive_rejects": "agents.successive_rejects:SuccessiveRejects",
     "sequential_halving": "agents.sequential_halving:SequentialHalving",
-    # issue 11: classic PAC best-arm baselines
+    # Classic PAC best-arm baselines (fixed confidence, k = 1)
     "median_elimination": "agents.median_elimination:MedianElimination",
     "exp_gap": "agents.exp_gap:ExpGap",
-    # issue 11: KL-based and gap-based LUCB variants
+    # KL-based and gap-based LUCB variants
     "kl_lucb": "agents.kl_lucb:KLLUCB",
     "ugape_b": "agents.ugape:UGapEb",
     "ugape_c": "agents.ugape:UGapEc",
