@@ -113,3 +113,31 @@ def test_clopper_pearson_matches_scipy() -> None:
     for x, n in ((0, 20), (3, 20), (20, 20), (7, 1000)):
         ci = binomtest(x, n).proportion_ci(method="exact")
         assert clopper_pearson(x, n) == pytest.approx((ci.low, ci.high))
+
+
+def test_bar_panels_group_only_their_own_agents(tmp_path, monkeypatch) -> None:
+    """Two panels with disjoint agents (e.g. one per delta): each bar group is sized for the
+    panel's own agents, and wide bar panels are stacked, not laid side by side."""
+    import matplotlib.axes
+
+    rows = []
+    for panel, group in (("delta = 0.1", "ABCDEFGHIJ"), ("delta = 0.01", "KLMNOPQRST")):
+        for x in ("i1", "i2", "i3", "i4", "i5", "i6", "i7"):
+            for agent in group:
+                rows.append({"panel": panel, "point": f"{panel}{x}", "x": x, "x_value": math.nan,
+                             "agent": f"{agent}, {panel}", "metric": "pulls", "n": 5,
+                             "mean": 1.0, "ci_low": 0.5, "ci_high": 1.5})
+    widths: list[float] = []
+    real_bar = matplotlib.axes.Axes.bar
+
+    def bar(self, x, height, width=0.8, *args, **kwargs):
+        widths.append(float(width))
+        return real_bar(self, x, height, width, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", bar)
+    paths = plot_summary(pd.DataFrame(rows), tmp_path, kind="bar")
+    assert len(widths) == 20 and all(w == pytest.approx(0.08) for w in widths)  # 0.8 / 10
+    from PIL import Image
+
+    w, h = Image.open(paths[0]).size
+    assert h > w / 3, (w, h)  # stacked: 10 agents x 7 instances per panel, 8.4 + 1 inch wide

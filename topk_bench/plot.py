@@ -115,10 +115,14 @@ def plot_summary(
         panels = list(dict.fromkeys(mdf["panel"]))
         agents = list(dict.fromkeys(mdf["agent"]))
         rows, cols = grid_shape(len(panels))
-        # Grouped bars need room: about 0.12 inch per bar in the widest panel.
-        bars = len(agents) * int(mdf.groupby("panel")["x"].nunique().max())
+        # Grouped bars need room: about 0.12 inch per bar in the widest panel (a panel groups
+        # only the agents that play in it).
+        per_panel = mdf.groupby("panel")
+        bars = int((per_panel["agent"].nunique() * per_panel["x"].nunique()).max())
         any_bars = kind == "bar" or (kind == "auto" and not mdf["x_value"].notna().all())
         width = max(5.0, 0.12 * bars + 1.0) if any_bars else 5.0
+        if any_bars and width * cols > 16.0:  # wide bar panels: one above the other
+            rows, cols = len(panels), 1
         fig, axes = plt.subplots(
             rows, cols, figsize=(width * cols, 3.6 * rows), squeeze=False, layout="constrained"
         )
@@ -135,10 +139,12 @@ def plot_summary(
             as_bars = kind == "bar" or (kind == "auto" and not numeric)
             if as_bars:
                 xs = list(dict.fromkeys(pdf["x"]))
-                width = 0.8 / max(1, len(agents))
-                for j, agent in enumerate(agents):
+                here = set(pdf["agent"])
+                present = [(j, a) for j, a in enumerate(agents) if a in here]
+                width = 0.8 / max(1, len(present))
+                for slot, (j, agent) in enumerate(present):
                     adf = pdf[pdf["agent"] == agent].set_index("x").reindex(xs)
-                    pos = np.arange(len(xs)) + (j - (len(agents) - 1) / 2) * width
+                    pos = np.arange(len(xs)) + (slot - (len(present) - 1) / 2) * width
                     mean = adf["mean"].to_numpy(dtype=float)
                     err = np.vstack(
                         [
