@@ -142,7 +142,9 @@ def _env(means, *, dist: str = "bernoulli", shuffle: bool = True):
 
 
 def test_proportions_move_toward_the_optimal_weights() -> None:
-    """Degenne et al. 2019 (asymptotic optimality): N_a / t -> w*(mu) as delta -> 0. On GK2016's mu1 = (0.5, 0.45, 0.43, 0.4) (w* = (0.417, 0.390, 0.136, 0.057)),
+    """Degenne et al. 2019 (asymptotic optimality): N_a / t -> w*(mu) as delta -> 0.
+
+    On GK2016's mu1 = (0.5, 0.45, 0.43, 0.4) (w* = (0.417, 0.390, 0.136, 0.057)),
     the f(t)/N_a floor of the optimistic gains keeps the proportions near uniform for
     long: at delta = 1e-3 (about 2e4 pulls) they are 0.09-0.12 from w* (sup norm), at
     delta = 1e-20 (about 6e4 pulls) within 0.06 (0.035-0.04 on seeds 0-2), closer on each
