@@ -117,7 +117,8 @@ class GameExplorer(ScriptedAgent):
         Rémy Degenne, Wouter M. Koolen, Pierre Ménard. "Non-Asymptotic Pure Exploration
         by Solving Games". NeurIPS 2019 (pp. 14492-14501), Algorithm 1 with the AdaHedge
         learner for the weights player and a best response for the instance player (their
-        Sec. 3.1, as the authors' code labels it); GLR stopping (:mod:`agents.glr`); the answer is the empirical best arm.
+        Sec. 3.1, as the authors' code labels it); GLR stopping (:mod:`agents.glr`); the
+        answer is the empirical best arm.
 
     Each step ``t`` (total pulls), with ``i* = argmax mu_hat`` (ties at random):
 
