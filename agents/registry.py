@@ -61,6 +61,8 @@ _REGISTRY: dict[str, str] = {
     "kl_lucb": "agents.kl_lucb:KLLUCB",
     "ugape_b": "agents.ugape:UGapEb",
     "ugape_c": "agents.ugape:UGapEc",
+    # Game-based sampling (Degenne, Koolen, Menard 2019), GLR stopping
+    "game_explorer": "agents.game_explorer:GameExplorer",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

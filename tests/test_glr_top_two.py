@@ -98,6 +98,8 @@ CASES = [
     ("ttts", 1, "bernoulli"),
     ("track_and_stop", 1, "bernoulli"),
     ("track_and_stop", 1, "gaussian"),
+    ("game_explorer", 1, "bernoulli"),
+    ("game_explorer", 1, "gaussian"),
     ("eb_tc", 2, "gaussian"),
     ("t3c", 2, "gaussian"),
 ]

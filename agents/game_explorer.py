@@ -1,0 +1,200 @@
+"""AdaHedge vs Best-Response (Degenne, Koolen, Ménard 2019): solve the pure exploration game."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from agents import adahedge, engine, glr
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
+from agents.top_two import _top_set
+from bandit_envs.divergences import family_code, kl, kl_lower, kl_upper
+
+__all__ = ["GameExplorer", "best_response", "episode", "optimistic_gains", "run"]
+
+P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG = range(5)
+
+
+@numba.njit(cache=True)
+def best_response(family, sigma, w, means, top, in_top, rng):
+    """``(j, m)``: the closest alternative to ``means`` for the weights ``w`` (k = 1).
+
+    ``inf_{lambda in Alt(i*)} sum_a w_a d(mu_a, lambda_a)`` with ``i* = top[0]``: the
+    challenger ``j`` minimising :func:`bandit_envs.divergences.transport_cost` with ``w`` in
+    place of the counts (the GLR pair, :func:`agents.glr.statistic`), and ``lambda``
+    moves arms ``i*`` and ``j`` to their ``w``-weighted mean ``m`` (the midpoint if both
+    weights are 0) and keeps the others at ``mu``.
+    """
+    _z, i, j = glr.statistic(family, sigma, w, means, top, in_top, rng)
+    s = w[i] + w[j]
+    if s > 0.0:
+        m = (w[i] * means[i] + w[j] * means[j]) / s
+    else:
+        m = 0.5 * (means[i] + means[j])
+    return j, m
+
+
+@numba.njit(cache=True, _nrt=False)
+def optimistic_gains(family, sigma, counts, means, t, i, j, m, out):
+    """``U_a = max(f(t)/N_a, max_{xi in CI_a} d(xi, lambda_a))`` with ``f(t) = log t``.
+
+    ``CI_a = {xi : N_a d(mu_a, xi) <= f(t)}`` (KL bounds
+    :func:`~bandit_envs.divergences.kl_lower` / :func:`~bandit_envs.divergences.kl_upper`);
+    ``d(., lambda_a)`` is convex, so its maximum over the interval is at an end.
+    ``lambda_a = m`` for ``a`` in ``{i, j}``, else ``mu_a``.
+    """
+    ft = math.log(t)
+    for a in range(counts.shape[0]):
+        level = ft / counts[a]
+        lam = m if (a == i or a == j) else means[a]
+        up = kl_upper(family, means[a], level, sigma)
+        lo = kl_lower(family, means[a], level, sigma)
+        out[a] = max(level, kl(family, up, lam, sigma), kl(family, lo, lam, sigma))
+
+
+@numba.njit
+def run(ctx, prm):
+    """AdaHedge vs Best-Response (:class:`GameExplorer`); ``prm`` as :meth:`GameExplorer.params`."""
+    iv = ctx.iv
+    n = iv[engine.N]
+    family = int(prm[P_FAMILY])
+    sigma = ctx.fv[engine.SIGMA]
+    delta, kind, n_pairs, c_g = prm[P_DELTA], int(prm[P_THRESH]), prm[P_PAIRS], prm[P_CG]
+    counts, means, rng = ctx.counts, ctx.means, ctx.rng
+    yield engine.request_each(ctx, np.arange(n), 1)
+    cand = np.arange(n)
+    top = np.empty(1, dtype=np.int64)
+    in_top = np.zeros(n, dtype=np.int8)
+    cum = np.zeros((n, n))  # one AdaHedge learner per answer i*: its cumulative losses
+    gaps = np.zeros(n)  # ... and its cumulative mixability gap
+    w = np.empty(n)
+    loss = np.empty(n)
+    sumw = np.empty(n)  # cumulative tracking: starts at the initial counts
+    for a in range(n):
+        sumw[a] = float(counts[a])
+    while True:
+        t = float(iv[engine.PULLS])
+        _top_set(means, 1, rng, cand, top, in_top)
+        z, _i, _j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
+        if z > glr.threshold(kind, t, delta, n_pairs, c_g):
+            break
+        star = top[0]
+        row = cum[star]
+        m_prev = adahedge.weights(row, gaps[star], w)
+        j, m = best_response(family, sigma, w, means, top, in_top, rng)
+        optimistic_gains(family, sigma, counts, means, t, star, j, m, loss)
+        for a in range(n):
+            loss[a] = -loss[a]  # AdaHedge minimises losses: the gains, negated
+        gaps[star] = adahedge.incur(row, gaps[star], w, loss, m_prev)
+        arm = -1
+        best = np.inf
+        ties = 0
+        for a in range(n):
+            sumw[a] += w[a]
+            v = counts[a] - sumw[a]
+            if v < best:
+                best, arm, ties = v, a, 1
+            elif v == best:
+                ties += 1
+                if rng.random() * ties < 1.0:
+                    arm = a
+        yield arm
+    engine.finish(ctx, top)
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
+    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+
+
+class GameExplorer(ScriptedAgent):
+    """AdaHedge vs Best-Response: pure exploration as a game against the closest alternative.
+
+    Paper:
+        Rémy Degenne, Wouter M. Koolen, Pierre Ménard. "Non-Asymptotic Pure Exploration
+        by Solving Games". NeurIPS 2019 (pp. 14492-14501), Algorithm 1 with the AdaHedge
+        learner for the weights player and a best response for the instance player (their
+        Sec. 3.1, as the authors' code labels it); GLR stopping (:mod:`agents.glr`); the
+        answer is the empirical best arm.
+
+    Each step ``t`` (total pulls), with ``i* = argmax mu_hat`` (ties at random):
+
+    1. the learner of answer ``i*`` (one AdaHedge learner per possible answer, over the
+       ``K`` arms, :mod:`agents.adahedge`) plays ``w_t``;
+    2. the instance player best-responds with ``lambda_t = argmin_{lambda in Alt(i*)}
+       sum_a w_t,a d(mu_hat_a, lambda_a)``: for best-arm identification the pair
+       ``(i*, j)`` minimising the weighted transport cost, both moved to their
+       ``w``-weighted mean (:func:`best_response`, the GLR pair of :mod:`agents.glr`);
+    3. the learner receives the optimistic gains ``U_a = max(f(t)/N_a, max_{xi in CI_a}
+       d(xi, lambda_t,a))`` with ``CI_a = {xi : N_a d(mu_hat_a, xi) <= f(t)}`` and
+       ``f(t) = log t`` (:func:`optimistic_gains`);
+    4. cumulative tracking: pull ``argmin_a N_a(t) - sum_{s <= t} w_s,a`` (the sum starts
+       at the initial counts; ties at random).
+
+    No forced exploration: optimism (the ``f(t)/N_a`` floor and the confidence
+    intervals) keeps every arm sampled, as in the authors' code (below).
+
+    What was checked, and against what: the paper's abstract and introduction (the
+    NeurIPS text); steps 1-4, including the per-answer learners, ``f(t) = log t``, the
+    ``f(t)/N_a`` floor of the gains, tracking from the initial counts and the absence of
+    forced exploration, against the authors' reference code for the paper's experiments
+    (W. Koolen's ``purex_games_paper``, sampling rule "AdaHedge vs Best-Response", as
+    copied in github.com/rctzeng/NeurIPS2021-FWS ``standard/samplingrules.jl``). The text
+    of Algorithm 1 itself (its exact ``f(t)``, whose theory uses a larger exploration
+    function) was not read. Departures from that code: AdaHedge starts at ``Delta_0 =
+    0`` (its JMLR form) where the code starts at 0.01; GLR threshold ``"log"`` by
+    default where the code's experiments use Garivier & Kaufmann's; exact ties at
+    random where the code takes the first index.
+
+    Args:
+        delta: confidence parameter in (0, 1) (default 0.1).
+        threshold: GLR threshold, ``"log"`` (``log((1 + log t)/delta)``, default),
+            ``"gk2016"`` (proven) or ``"kk2021"``.
+        divergence: ``"auto"`` (the env's reward family), ``"bernoulli"`` or ``"gaussian"``.
+        seed: seed of the tie-breaking generator.
+
+    Settings: k = 1 only; fixed confidence, and fixed budget as an anytime algorithm.
+    Initialisation: every arm once. Cost per pull: O(K) exponentials (AdaHedge) and, for
+    Bernoulli rewards, two KL-bound bisections per arm; memory ``K^2`` floats (one
+    learner per answer). Measured (2 shared cores): about 34,000 pulls/s on GK2016's
+    mu1 at delta = 0.1 (Track-and-Stop: 48,000), 4,800 pulls per episode on average
+    (Track-and-Stop: 4,100); with 1000 arms about 190 pulls/s for Bernoulli rewards
+    (the bisections dominate) and 11,000 for Gaussian ones.
+    """
+
+    name = "game_explorer"
+    settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    k_values = frozenset({1})
+    kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
+    answer_rule = engine.RULE_EMPIRICAL
+
+    def __init__(
+        self,
+        delta: float = 0.1,
+        threshold: str = "log",
+        divergence: str = "auto",
+        *,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed=seed)
+        glr.check_threshold_args(threshold, delta)
+        if divergence not in ("auto", "bernoulli", "gaussian"):
+            raise ValueError(f"divergence={divergence!r} must be 'auto', 'bernoulli' or 'gaussian'")
+        self.delta = float(delta)
+        self.threshold = threshold
+        self.divergence = divergence
+
+    def params(self) -> np.ndarray:
+        p = self.problem
+        name = p.distribution if self.divergence == "auto" else self.divergence
+        n_pairs = glr.pairs(p.n_arms, 1)
+        kind = glr.threshold_code(self.threshold)
+        c_g = glr.kk_constant(n_pairs, self.delta) if kind == glr.KK2021 else 0.0
+        return np.array([family_code(name), self.delta, kind, n_pairs, c_g], dtype=float)
+
+    def __repr__(self) -> str:
+        return f"GameExplorer(delta={self.delta}, threshold={self.threshold!r})"
