@@ -245,6 +245,24 @@ def choose_distinct(pool, size, count, rng):
         pool[i], pool[j] = pool[j], pool[i]
 
 
+@numba.njit(cache=True, _nrt=False)
+def snapshot(ctx, arms, counts0, sums0):
+    """Record the pull counts and reward sums of ``arms`` before a round (for round means)."""
+    for j in range(arms.shape[0]):
+        a = arms[j]
+        counts0[a] = ctx.counts[a]
+        sums0[a] = ctx.means[a] * ctx.counts[a]
+
+
+@numba.njit(cache=True, _nrt=False)
+def round_means(ctx, arms, counts0, sums0, values):
+    """``values[a]`` = mean of arm ``a``'s rewards since :func:`snapshot` (each was pulled)."""
+    for j in range(arms.shape[0]):
+        a = arms[j]
+        c = ctx.counts[a]
+        values[a] = (ctx.means[a] * c - sums0[a]) / (c - counts0[a])
+
+
 @numba.njit(cache=True)
 def top_k_into(values, cand, k, rng, out, start):
     """Write the ``k`` candidates ``cand`` with the largest ``values`` to ``out[start:start + k]``.

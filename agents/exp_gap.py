@@ -31,15 +31,9 @@ def run(ctx, prm):
         eps_r = 0.25 * 0.5**r
         delta_r = delta / (50.0 * r * r * r)
         t = round_pulls(2.0, eps_r, 2.0 / delta_r, scale)
-        for j in range(m):
-            a = surv[j]
-            counts0[a] = ctx.counts[a]
-            sums0[a] = ctx.means[a] * ctx.counts[a]
+        engine.snapshot(ctx, surv[:m], counts0, sums0)
         yield engine.request_each(ctx, surv[:m], t)
-        for j in range(m):
-            a = surv[j]
-            c = ctx.counts[a]
-            values[a] = (ctx.means[a] * c - sums0[a]) / (c - counts0[a])
+        engine.round_means(ctx, surv[:m], counts0, sums0, values)
         # i_r: Median Elimination on S_r with (eps_r / 2, delta_r), on its own samples
         for req in eliminate(ctx, surv[:m].copy(), eps_r / 2.0, delta_r, scale, False, best):
             yield req

@@ -58,15 +58,9 @@ def eliminate(ctx, arms, eps, delta, scale, mark, out):
     delta_l = delta / 2.0
     while m > 1:
         t = round_pulls(4.0, eps_l, 3.0 / delta_l, scale)
-        for j in range(m):
-            a = surv[j]
-            counts0[a] = ctx.counts[a]
-            sums0[a] = ctx.means[a] * ctx.counts[a]
+        engine.snapshot(ctx, surv[:m], counts0, sums0)
         yield engine.request_each(ctx, surv[:m], t)
-        for j in range(m):
-            a = surv[j]
-            c = ctx.counts[a]
-            values[a] = (ctx.means[a] * c - sums0[a]) / (c - counts0[a])
+        engine.round_means(ctx, surv[:m], counts0, sums0, values)
         size = (m + 1) // 2
         engine.top_k_into(values, surv[:m], size, ctx.rng, keep, 0)
         if mark:

@@ -31,10 +31,7 @@ def run(ctx, prm):
         if m == 1:
             break
         t_r = budget // (m * rounds)
-        for j in range(m):
-            a = surv[j]
-            counts0[a] = ctx.counts[a]
-            sums0[a] = ctx.means[a] * ctx.counts[a]
+        engine.snapshot(ctx, surv[:m], counts0, sums0)
         if t_r > 0:
             yield engine.request_each(ctx, surv[:m], t_r)
         for j in range(m):
