@@ -61,6 +61,8 @@ _REGISTRY: dict[str, str] = {
     "kl_lucb": "agents.kl_lucb:KLLUCB",
     "ugape_b": "agents.ugape:UGapEb",
     "ugape_c": "agents.ugape:UGapEc",
+    # Frank-Wolfe sampling on the lower bound, GLR stopping
+    "frank_wolfe": "agents.frank_wolfe:FrankWolfe",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

@@ -98,6 +98,8 @@ CASES = [
     ("ttts", 1, "bernoulli"),
     ("track_and_stop", 1, "bernoulli"),
     ("track_and_stop", 1, "gaussian"),
+    ("frank_wolfe", 1, "bernoulli"),
+    ("frank_wolfe", 1, "gaussian"),
     ("eb_tc", 2, "gaussian"),
     ("t3c", 2, "gaussian"),
 ]
