@@ -16,11 +16,12 @@ __all__ = ["FrankWolfe", "episode", "fw_direction", "pair_gradients", "run", "so
 
 P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
 RATIO_TRACKING, CUMULATIVE_TRACKING = 0, 1
-#: rows of the float workspace (first ``n`` columns): the FW iterate x, the direction
-#: z, d(mu_i*, m_b), d(mu_b, m_b), f_b(x); then ``n`` rows of the game matrix and ``n``
-#: rows of the simplex tableau (``2 n + 1`` columns).
-X, Z, GI, GB, F = range(5)
-WS_ROWS = 5
+#: rows of the float workspace ``ws[:, :n]``: the FW iterate x, the direction z,
+#: d(mu_i*, m_b), d(mu_b, m_b), f_b(x), and the game's strategy over its columns.
+X, Z, GI, GB, F, ZS = range(6)
+WS_ROWS = 6
+#: the game buffer holds games of up to this many active f_b (larger ones allocate).
+GAME_CAP = 16
 #: pivots of :func:`solve_game` before it gives up (Bland's rule terminates far earlier).
 _MAX_PIVOTS = 10_000
 _TOL = 1e-12
@@ -63,7 +64,7 @@ def solve_game(a, m, n, tab, basis, z):
     slack basis is feasible); the maximiser's strategy ``y`` of ``min sum y s.t.
     M y >= 1, y >= 0`` is the dual solution, read off the objective row under the
     slacks, and ``z = y / sum y``. Writes ``z[:n]``; returns the game value.
-    ``tab``: float scratch of at least ``n`` rows and ``m + n + 1`` columns;
+    ``tab``: float scratch of at least ``n + 1`` rows and ``m + n + 1`` columns;
     ``basis``: int scratch of ``n``.
     """
     lo = np.inf
@@ -133,7 +134,7 @@ def _is_square(q):
 
 
 @numba.njit(cache=True)
-def fw_direction(family, sigma, means, t, best, ws, active, basis, rng):
+def fw_direction(family, sigma, means, t, best, ws, gbuf, active, basis, rng):
     """The FW step ``z(t)`` of Wang et al. (2021) Algorithm 1 into ``ws[Z]`` (see :class:`FrankWolfe`).
 
     Returns the size of the ``r_t``-active set (0 for a forced-exploration round).
@@ -169,16 +170,25 @@ def fw_direction(family, sigma, means, t, best, ws, active, basis, rng):
         else:
             z[b] = 1.0
         return 1
-    # the matrix game: payoff <e_a - x, h_b> = h_b[a] - f_b(x), rows b in the active set
-    game = ws[WS_ROWS : WS_ROWS + n]
-    tab = ws[WS_ROWS + n :]
+    # the matrix game, payoff <e_a - x, h_b> = h_b[a] - f_b(x), rows b in the active set.
+    # A column a outside {i*} and the active set pays -f_b on every row: dominated by
+    # column i* (h_b[i*] >= 0), so the game is played on the m + 1 columns
+    # (i*, active[0], ..., active[m - 1]) with the same value.
+    if m > gbuf.shape[1] // 2 - 1:
+        gbuf = np.empty((2 * m + 2, 2 * m + 2))
+    game = gbuf[:m]
+    tab = gbuf[m:]
     for j in range(m):
         b = active[j]
-        for a in range(n):
-            game[j, a] = -f[b]
-        game[j, best] += gi[b]
-        game[j, b] += gb[b]
-    solve_game(game, m, n, tab, basis, z)
+        game[j, 0] = gi[b] - f[b]
+        for c in range(m):
+            game[j, 1 + c] = -f[b]
+        game[j, 1 + j] += gb[b]
+    zs = ws[ZS]
+    solve_game(game, m, m + 1, tab, basis, zs)
+    z[best] = zs[0]
+    for c in range(m):
+        z[active[c]] = zs[1 + c]
     return m
 
 
@@ -196,7 +206,9 @@ def run(ctx, prm):
     cand = np.arange(n)
     top = np.empty(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
-    ws = np.zeros((WS_ROWS + 2 * n + 1, 2 * n + 1))
+    ws = np.zeros((WS_ROWS, n))
+    cap = min(n - 1, GAME_CAP)
+    gbuf = np.zeros((2 * cap + 2, 2 * cap + 2))
     iws = np.zeros((2, n), dtype=np.int64)
     for a in range(n):
         ws[X, a] = 1.0 / n
@@ -206,15 +218,15 @@ def run(ctx, prm):
         stat, _i, _j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
         if stat > glr.threshold(kind, t, delta, n_pairs, c_g):
             break
-        yield _step(family, sigma, counts, means, t, top[0], ws, iws, ratio, rng)
+        yield _step(family, sigma, counts, means, t, top[0], ws, gbuf, iws, ratio, rng)
     engine.finish(ctx, top)
 
 
 @numba.njit(cache=True)
-def _step(family, sigma, counts, means, t, best, ws, iws, ratio, rng):
+def _step(family, sigma, counts, means, t, best, ws, gbuf, iws, ratio, rng):
     """One round: ``z(t)``, ``x(t+1) = ((t-1) x(t) + z(t)) / t``, and the tracked arm."""
     n = means.shape[0]
-    fw_direction(family, sigma, means, t, best, ws, iws[0], iws[1], rng)
+    fw_direction(family, sigma, means, t, best, ws, gbuf, iws[0], iws[1], rng)
     x, z = ws[X], ws[Z]
     for a in range(n):
         x[a] = ((t - 1.0) * x[a] + z[a]) / t
@@ -265,7 +277,9 @@ class FrankWolfe(ScriptedAgent):
        active, the vertex of the largest gradient coordinate; else the maximiser of
        the ``|H| x K`` matrix game ``<e_a - x, h_b>``, solved exactly by a small simplex
        method (:func:`solve_game`; the code calls an LP solver; ``z`` is then a mixed
-       strategy, not a vertex);
+       strategy, not a vertex). The columns outside ``{i*} + H`` pay ``-f_b`` on every
+       row and are dominated by column ``i*``, so the game is solved on those
+       ``|H| + 1`` columns (same value, and its optimal strategies are optimal);
     4. ``x(t+1) = ((t - 1) x(t) + z) / t`` from ``x = (1/K, ...)`` after the first
        round of pulls;
     5. tracking (``tracking=``): ``"ratio"`` (default, the code's rule):
@@ -286,9 +300,9 @@ class FrankWolfe(ScriptedAgent):
     (the empirical best arm). Initialisation: every arm once (the code also redraws a
     Bernoulli arm until its mean is neither 0 nor 1; here the divergences clamp
     means instead). Ties (tracking scores, equal gradient coordinates, equal means) at
-    random. Cost per pull: one GLR pass and ``K`` divergences, plus a simplex solve
-    of at most ``K`` pivots of a ``K x 2K`` tableau in the rounds where several
-    ``f_b`` are ``r_t``-active.
+    random. Cost per pull: one GLR pass and ``K`` divergences, plus, in the rounds where
+    ``|H| > 1`` ``f_b`` are ``r_t``-active, a simplex solve on a
+    ``(|H| + 2) x (2 |H| + 2)`` tableau (``|H|`` is small: ``r_t`` shrinks as ``t^-0.9``).
     """
 
     name = "frank_wolfe"

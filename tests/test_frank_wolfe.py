@@ -92,12 +92,13 @@ def test_fw_games_of_the_agent_match_linprog() -> None:
     """The games FWS builds (rows: active f_b, payoff <e_a - x, h_b>), several active."""
     means = np.array([0.6, 0.5, 0.5, 0.45, 0.3])
     n = 5
-    ws = np.zeros((fw.WS_ROWS + 2 * n + 1, 2 * n + 1))
+    ws = np.zeros((fw.WS_ROWS, n))
+    gbuf = np.zeros((4, 4))  # room for one active f_b: larger games allocate their own
     ws[fw.X, :n] = [0.3, 0.2, 0.2, 0.2, 0.1]  # f_1 = f_2: a two-element subdifferential
     active, basis = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     rng = np.random.default_rng(0)
     t = 10.0**6 + 7  # floor(t / 5) is no perfect square: no forced exploration
-    m = fw.fw_direction(dv.BERNOULLI, 0.5, means, t, 0, ws, active, basis, rng)
+    m = fw.fw_direction(dv.BERNOULLI, 0.5, means, t, 0, ws, gbuf, active, basis, rng)
     assert m == 2 and set(active[:2]) == {1, 2}
     x = ws[fw.X, :n]
     gi, gb, f = _f(dv.BERNOULLI, 0.5, means, x, 0)
@@ -108,15 +109,21 @@ def test_fw_games_of_the_agent_match_linprog() -> None:
         a[j] = h - h @ x
     z = ws[fw.Z, :n]
     assert (a @ z).min() == pytest.approx(_linprog_value(a), abs=1e-12)
+    z_small_buffer = z.copy()
+    big = np.zeros((10, 10))  # the same game in a buffer with room for it
+    assert fw.fw_direction(dv.BERNOULLI, 0.5, means, t, 0, ws, big, active, basis, rng) == 2
+    assert np.allclose(ws[fw.Z, :n], z_small_buffer, atol=1e-12)
     # one active f_b: the vertex of the largest gradient coordinate
     ws[fw.X, :n] = [0.3, 0.25, 0.2, 0.15, 0.1]
-    assert fw.fw_direction(dv.BERNOULLI, 0.5, means, t, 0, ws, active, basis, rng) == 1
+    assert fw.fw_direction(dv.BERNOULLI, 0.5, means, t, 0, ws, gbuf, active, basis, rng) == 1
     gi, gb, f = _f(dv.BERNOULLI, 0.5, means, ws[fw.X, :n], 0)
     b = int(np.argmin(f))
     want = 0 if gi[b] > gb[b] else b
     assert np.array_equal(ws[fw.Z, :n], np.eye(n)[want])
     # forced exploration: floor(t / K) a perfect square
-    assert fw.fw_direction(dv.BERNOULLI, 0.5, means, 5.0 * 49 + 3, 0, ws, active, basis, rng) == 0
+    assert fw.fw_direction(
+        dv.BERNOULLI, 0.5, means, 5.0 * 49 + 3, 0, ws, gbuf, active, basis, rng
+    ) == 0
     assert np.allclose(ws[fw.Z, :n], 0.2)
 
 
