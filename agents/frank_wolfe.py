@@ -135,7 +135,10 @@ def _is_square(q):
 
 @numba.njit(cache=True)
 def fw_direction(family, sigma, means, t, best, ws, gbuf, active, basis, rng):
-    """The FW step ``z(t)`` of Wang et al. (2021) Algorithm 1 into ``ws[Z]`` (see :class:`FrankWolfe`).
+    """The FW direction ``z(t)`` of Wang et al. (2021) Algorithm 1 into ``ws[Z]``.
+
+    Steps 2-3 of :class:`FrankWolfe`'s round, at the iterate ``ws[X]``. ``gbuf``: the
+    game buffer (:data:`GAME_CAP`); ``active``, ``basis``: int scratch of ``n``.
 
     Returns the size of the ``r_t``-active set (0 for a forced-exploration round).
     """

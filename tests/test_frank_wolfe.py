@@ -41,8 +41,9 @@ def test_pair_gradients_match_finite_differences(family: int, sigma: float) -> N
             up, dn = x.copy(), x.copy()
             up[a] += h
             dn[a] -= h
-            num = (_f(family, sigma, means, up, best)[2][b] - _f(family, sigma, means, dn, best)[2][b])
-            num /= 2 * h
+            f_up = _f(family, sigma, means, up, best)[2][b]
+            f_dn = _f(family, sigma, means, dn, best)[2][b]
+            num = (f_up - f_dn) / (2 * h)
             grad = gi[b] if a == best else gb[b] if a == b else 0.0
             assert num == pytest.approx(grad, rel=1e-6, abs=1e-9)
 
@@ -63,10 +64,8 @@ def _linprog_value(a: np.ndarray) -> float:
     c[-1] = -1.0
     a_ub = np.hstack([-a, np.ones((m, 1))])  # v - (a z)_j <= 0
     a_eq = np.hstack([np.ones((1, n)), np.zeros((1, 1))])
-    res = linprog(
-        c, A_ub=a_ub, b_ub=np.zeros(m), A_eq=a_eq, b_eq=[1.0],
-        bounds=[(0, None)] * n + [(None, None)], method="highs",
-    )
+    bounds = [(0, None)] * n + [(None, None)]
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(m), A_eq=a_eq, b_eq=[1.0], bounds=bounds)
     assert res.status == 0
     return -res.fun
 
