@@ -63,6 +63,8 @@ _REGISTRY: dict[str, str] = {
     "ugape_c": "agents.ugape:UGapEc",
     # Game-based sampling (Degenne, Koolen, Menard 2019), GLR stopping
     "game_explorer": "agents.game_explorer:GameExplorer",
+    # Frank-Wolfe sampling on the lower bound, GLR stopping
+    "frank_wolfe": "agents.frank_wolfe:FrankWolfe",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

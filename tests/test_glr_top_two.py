@@ -100,6 +100,8 @@ CASES = [
     ("track_and_stop", 1, "gaussian"),
     ("game_explorer", 1, "bernoulli"),
     ("game_explorer", 1, "gaussian"),
+    ("frank_wolfe", 1, "bernoulli"),
+    ("frank_wolfe", 1, "gaussian"),
     ("eb_tc", 2, "gaussian"),
     ("t3c", 2, "gaussian"),
 ]
