@@ -89,7 +89,9 @@ def _algorithm(name, env, delta):
     if name.startswith("track_and_stop_"):
         tracker = DTracking(k) if name.endswith("D") else CTracking(k)
         return TrackAndStop(env, delta, tracker, ChernoffStoppingCondition(mode="practice"))
-    top_two = {"eb_tc": ("EB", "TC"), "eb_tci": ("EB", "TCI"), "t3c": ("TS", "TC"), "ttts": ("TS", "RS")}
+    top_two = {
+        "eb_tc": ("EB", "TC"), "eb_tci": ("EB", "TCI"), "t3c": ("TS", "TC"), "ttts": ("TS", "RS"),
+    }
     if name in top_two:
         leader, challenger = top_two[name]
         return TopTwoBAI(
@@ -121,7 +123,9 @@ def run(spec: dict) -> dict:
         except _Capped:
             answer, capped, pulls = None, True, env.pulls
         cpu = time.process_time() - start
-        episodes.append({"seed": seed, "pulls": pulls, "cpu": cpu, "answer": answer, "capped": capped})
+        episodes.append(
+            {"seed": seed, "pulls": pulls, "cpu": cpu, "answer": answer, "capped": capped}
+        )
     return {"algo": spec["algo"], "version": best_arm.__version__, "episodes": episodes}
 
 

@@ -18,7 +18,8 @@ agents.make(name, delta=0.1, ...), seed=s)``, seeds 1..N, after one warm-up epis
 (seed 0: numba loads or compiles the kernels). Theirs: ``benchmarks/_best_arm_driver.py``
 run by ``--best-arm-python`` (a separate venv: ``best-arm`` pins an older numpy and
 scipy), seeds 1..N to ``np.random.seed``; an episode of theirs past ``--cap`` CPU
-seconds is stopped and its cost per pull taken over the pulls it made (marked ``*``).
+seconds is stopped and its cost per pull taken over the pulls it made (marked ``*``;
+ours are truncated at ``MAX_PULLS`` pulls, also marked ``*``).
 
 The pairs (ours <-> theirs, see the driver's docstring for theirs):
 
@@ -61,6 +62,8 @@ DEFAULT_PYTHON = "/work/venv-bestarm/bin/python"
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_best_arm_driver.py")
 DELTA = 0.1
 RULE = 20.0
+#: our episodes stop (truncated, marked ``*``) after this many one-pull batches.
+MAX_PULLS = 10**9
 MU1 = (0.5, 0.45, 0.43, 0.4)
 INSTANCES = ("mu1", "n1000")
 
@@ -141,18 +144,19 @@ def run_ours(pair: Pair, instance: str, episodes: int) -> dict[str, Any]:
         inst = bandit_envs.instances.from_means(means_of(instance), k=1)
     env = gym.make(
         "TopK-Batch-v0", instance=inst, k=1, setting="fixed_confidence",
-        batch_size=1, repeat_limit=1, max_batches=10**9,
+        batch_size=1, repeat_limit=1, max_batches=MAX_PULLS,
     )
     agent = agents.make(pair.ours, delta=DELTA, **pair.ours_kwargs)
     agents.run_episode(env, agent, seed=0)  # warm-up: numba loads (or compiles) the kernels
-    pulls, cpu, errors = [], [], 0
+    pulls, cpu, errors, capped = [], [], 0, 0
     for seed in range(1, episodes + 1):
         start = time.process_time()
         res = agents.run_episode(env, agent, seed=seed)
         cpu.append(time.process_time() - start)
         pulls.append(res.pulls)
         errors += bool(res.misidentified)
-    return {"pulls": pulls, "cpu": cpu, "errors": errors, "capped": 0}
+        capped += bool(res.truncated)
+    return {"pulls": pulls, "cpu": cpu, "errors": errors, "capped": capped}
 
 
 def run_theirs(python: str, pair: Pair, instance: str, episodes: int, cap: float) -> dict[str, Any]:
@@ -202,8 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     if skip:
         print(skip)
     print(f"delta = {DELTA}, k = 1, Bernoulli; mu1 = {MU1}; n1000 = 0.9 + 999 x 0.1; "
-          f"CPU time (process_time); ours after one warm-up episode; * = some episodes of "
-          f"theirs stopped at {args.cap:g} CPU s (cost per pull over the pulls made)")
+          f"CPU time (process_time); ours after one warm-up episode; * = some episodes "
+          f"stopped early (theirs at {args.cap:g} CPU s, ours at {MAX_PULLS:.0e} pulls; "
+          f"cost per pull over the pulls made)")
     header = (f"{'algorithm':20s} {'inst':5s} {'eps':>3s} | {'our pulls':>10s} {'our s/ep':>10s} "
               f"{'us/pull':>9s} {'err':>3s} | {'their pulls':>10s} {'their s/ep':>10s} "
               f"{'us/pull':>9s} {'err':>3s} | {'ratio':>8s} {'>=20x':>5s}")
