@@ -10,7 +10,7 @@ import numpy as np
 from agents import engine, glr
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from agents.top_two import _top_set
-from bandit_envs.divergences import family_code, kl
+from bandit_envs.divergences import kl
 
 __all__ = ["FrankWolfe", "episode", "fw_direction", "pair_gradients", "run", "solve_game"]
 
@@ -328,21 +328,16 @@ class FrankWolfe(ScriptedAgent):
         glr.check_threshold_args(threshold, delta)
         if tracking not in ("ratio", "cumulative"):
             raise ValueError(f"tracking={tracking!r} must be 'ratio' or 'cumulative'")
-        if divergence not in ("auto", "bernoulli", "gaussian"):
-            raise ValueError(f"divergence={divergence!r} must be 'auto', 'bernoulli' or 'gaussian'")
+        glr.check_divergence(divergence)
         self.delta = float(delta)
         self.tracking = tracking
         self.threshold = threshold
         self.divergence = divergence
 
     def params(self) -> np.ndarray:
-        p = self.problem
-        name = p.distribution if self.divergence == "auto" else self.divergence
-        n_pairs = glr.pairs(p.n_arms, 1)
-        kind = glr.threshold_code(self.threshold)
-        c_g = glr.kk_constant(n_pairs, self.delta) if kind == glr.KK2021 else 0.0
+        stop = glr.stopping_params(self.problem, self.divergence, self.threshold, self.delta)
         tracking = RATIO_TRACKING if self.tracking == "ratio" else CUMULATIVE_TRACKING
-        return np.array([family_code(name), self.delta, kind, n_pairs, c_g, tracking], dtype=float)
+        return np.array([*stop, tracking], dtype=float)
 
     def __repr__(self) -> str:
         return (

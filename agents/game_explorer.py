@@ -10,7 +10,7 @@ import numpy as np
 from agents import adahedge, engine, glr
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from agents.top_two import _top_set
-from bandit_envs.divergences import family_code, kl, kl_lower, kl_upper
+from bandit_envs.divergences import kl, kl_lower, kl_upper
 
 __all__ = ["GameExplorer", "best_response", "episode", "optimistic_gains", "run"]
 
@@ -182,19 +182,14 @@ class GameExplorer(ScriptedAgent):
     ) -> None:
         super().__init__(seed=seed)
         glr.check_threshold_args(threshold, delta)
-        if divergence not in ("auto", "bernoulli", "gaussian"):
-            raise ValueError(f"divergence={divergence!r} must be 'auto', 'bernoulli' or 'gaussian'")
+        glr.check_divergence(divergence)
         self.delta = float(delta)
         self.threshold = threshold
         self.divergence = divergence
 
     def params(self) -> np.ndarray:
-        p = self.problem
-        name = p.distribution if self.divergence == "auto" else self.divergence
-        n_pairs = glr.pairs(p.n_arms, 1)
-        kind = glr.threshold_code(self.threshold)
-        c_g = glr.kk_constant(n_pairs, self.delta) if kind == glr.KK2021 else 0.0
-        return np.array([family_code(name), self.delta, kind, n_pairs, c_g], dtype=float)
+        stop = glr.stopping_params(self.problem, self.divergence, self.threshold, self.delta)
+        return np.array(stop, dtype=float)
 
     def __repr__(self) -> str:
         return f"GameExplorer(delta={self.delta}, threshold={self.threshold!r})"

@@ -48,11 +48,12 @@ threshold as a Python float, for tests and tables).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
 
-from bandit_envs.divergences import transport_cost
+from bandit_envs.divergences import family_code, transport_cost
 
 __all__ = [
     "GK2016",
@@ -171,3 +172,30 @@ def check_threshold_args(threshold_name: str, delta: float) -> None:
         raise ValueError(f"delta={delta!r} must be a number in (0, 1)")
     if not 0.0 < float(delta) < 1.0:
         raise ValueError(f"delta={delta!r} must lie in (0, 1)")
+
+
+DIVERGENCES = ("auto", "bernoulli", "gaussian")
+
+
+def check_divergence(divergence: str) -> None:
+    """Validate a sampling rule's ``divergence`` choice (``ValueError`` naming it)."""
+    if divergence not in DIVERGENCES:
+        raise ValueError(f"divergence={divergence!r} must be 'auto', 'bernoulli' or 'gaussian'")
+
+
+def stopping_params(
+    problem: Any, divergence: str, threshold_name: str, delta: float
+) -> tuple[float, float, float, float, float]:
+    """``(family, delta, threshold kind, pairs, c_g)``: the GLR entries of a ``prm`` vector.
+
+    ``family`` is the divergence family (``divergence``, or the problem's reward
+    distribution when ``"auto"``), ``pairs`` the number of (top, other) pairs the
+    statistic minimises over, ``c_g`` the Kaufmann-Koolen constant (0 unless the
+    threshold is ``"kk2021"``). Shared by every GLR-stopped agent.
+    """
+    name = problem.distribution if divergence == "auto" else divergence
+    n_pairs = pairs(problem.n_arms, problem.k)
+    kind = threshold_code(threshold_name)
+    c_g = kk_constant(n_pairs, delta) if kind == KK2021 else 0.0
+    return float(family_code(name)), float(delta), float(kind), float(n_pairs), c_g
+

@@ -41,7 +41,7 @@ import numpy as np
 
 from agents import engine, glr
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
-from bandit_envs.divergences import GAUSSIAN, family_code, kl, transport_cost
+from bandit_envs.divergences import GAUSSIAN, kl, transport_cost
 
 __all__ = ["TopTwo", "episode", "run"]
 
@@ -267,8 +267,7 @@ class TopTwo(ScriptedAgent):
         for pname, value in (("tracking", tracking), ("forced", forced)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{pname}={value!r} must be True or False")
-        if divergence not in ("auto", "bernoulli", "gaussian"):
-            raise ValueError(f"divergence={divergence!r} must be 'auto', 'bernoulli' or 'gaussian'")
+        glr.check_divergence(divergence)
         if isinstance(max_resample, bool) or not isinstance(max_resample, int) or max_resample < 1:
             raise ValueError(f"max_resample={max_resample!r} must be an integer >= 1")
         self.delta = float(delta)
@@ -280,22 +279,11 @@ class TopTwo(ScriptedAgent):
         self.divergence = divergence
         self.max_resample = max_resample
 
-    def family(self) -> int:
-        """The divergence family used on this episode's problem."""
-        name = self.problem.distribution if self.divergence == "auto" else self.divergence
-        return family_code(name)
-
     def params(self) -> np.ndarray:
-        p = self.problem
-        n_pairs = glr.pairs(p.n_arms, p.k)
-        kind = glr.threshold_code(self.threshold)
-        c_g = glr.kk_constant(n_pairs, self.delta) if kind == glr.KK2021 else 0.0
         prm = np.zeros(NP)
-        prm[P_FAMILY] = self.family()
-        prm[P_DELTA] = self.delta
-        prm[P_THRESH] = kind
-        prm[P_PAIRS] = n_pairs
-        prm[P_CG] = c_g
+        prm[P_FAMILY : P_CG + 1] = glr.stopping_params(
+            self.problem, self.divergence, self.threshold, self.delta
+        )
         prm[P_BETA] = self.beta
         prm[P_IDS] = 1.0 if self.selection == "ids" else 0.0
         prm[P_TRACK] = 1.0 if self.tracking else 0.0
