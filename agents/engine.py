@@ -245,6 +245,28 @@ def choose_distinct(pool, size, count, rng):
         pool[i], pool[j] = pool[j], pool[i]
 
 
+@numba.njit(cache=True)
+def argmax_random_ties(values, rng):
+    """The index of the largest of ``values``, ties uniformly at random.
+
+    One pass; each tie met draws one ``rng.random()`` and keeps the new index with
+    probability 1/(number of ties so far) (reservoir sampling), so the result is uniform
+    over the maximisers and the draws depend only on ``values``.
+    """
+    best = -np.inf
+    arg = 0
+    ties = 0
+    for a in range(values.shape[0]):
+        v = values[a]
+        if v > best:
+            best, arg, ties = v, a, 1
+        elif v == best:
+            ties += 1
+            if rng.random() * ties < 1.0:
+                arg = a
+    return arg
+
+
 @numba.njit(cache=True, _nrt=False)
 def snapshot(ctx, arms, counts0, sums0):
     """Record the pull counts and reward sums of ``arms`` before a round (for round means)."""

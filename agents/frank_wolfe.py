@@ -17,9 +17,10 @@ __all__ = ["FrankWolfe", "episode", "fw_direction", "pair_gradients", "run", "so
 P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
 RATIO_TRACKING, CUMULATIVE_TRACKING = 0, 1
 #: rows of the float workspace ``ws[:, :n]``: the FW iterate x, the direction z,
-#: d(mu_i*, m_b), d(mu_b, m_b), f_b(x), and the game's strategy over its columns.
-X, Z, GI, GB, F, ZS = range(6)
-WS_ROWS = 6
+#: d(mu_i*, m_b), d(mu_b, m_b), f_b(x), the game's strategy over its columns, and the
+#: tracking scores.
+X, Z, GI, GB, F, ZS, SCORE = range(7)
+WS_ROWS = 7
 #: the game buffer holds games of up to this many active f_b (larger ones allocate).
 GAME_CAP = 16
 #: pivots of :func:`solve_game` before it gives up (Bland's rule terminates far earlier).
@@ -233,18 +234,10 @@ def _step(family, sigma, counts, means, t, best, ws, gbuf, iws, ratio, rng):
     x, z = ws[X], ws[Z]
     for a in range(n):
         x[a] = ((t - 1.0) * x[a] + z[a]) / t
-    arm = 0
-    top = -np.inf
-    ties = 0
+    score = ws[SCORE]
     for a in range(n):
-        v = x[a] / counts[a] if ratio else t * x[a] - counts[a]
-        if v > top:
-            top, arm, ties = v, a, 1
-        elif v == top:
-            ties += 1
-            if rng.random() * ties < 1.0:
-                arm = a
-    return arm
+        score[a] = x[a] / counts[a] if ratio else t * x[a] - counts[a]
+    return engine.argmax_random_ties(score, rng)
 
 
 @numba.njit(cache=True)

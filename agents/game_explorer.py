@@ -72,6 +72,7 @@ def run(ctx, prm):
     w = np.empty(n)
     loss = np.empty(n)
     sumw = np.empty(n)  # cumulative tracking: starts at the initial counts
+    lag = np.empty(n)  # sum of the weights minus the pulls (the most lagging arm is pulled)
     for a in range(n):
         sumw[a] = float(counts[a])
     while True:
@@ -88,19 +89,10 @@ def run(ctx, prm):
         for a in range(n):
             loss[a] = -loss[a]  # AdaHedge minimises losses: the gains, negated
         gaps[star] = adahedge.incur(row, gaps[star], w, loss, m_prev)
-        arm = -1
-        best = np.inf
-        ties = 0
         for a in range(n):
             sumw[a] += w[a]
-            v = counts[a] - sumw[a]
-            if v < best:
-                best, arm, ties = v, a, 1
-            elif v == best:
-                ties += 1
-                if rng.random() * ties < 1.0:
-                    arm = a
-        yield arm
+            lag[a] = sumw[a] - counts[a]  # = -(N_a - sum w_a), exactly
+        yield engine.argmax_random_ties(lag, rng)
     engine.finish(ctx, top)
 
 

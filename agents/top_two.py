@@ -73,18 +73,7 @@ def _top_set(values, k, rng, cand, top, in_top):
     for a in range(n):
         in_top[a] = 0
     if k == 1:
-        best = -np.inf
-        arg = 0
-        ties = 0
-        for a in range(n):
-            v = values[a]
-            if v > best:
-                best, arg, ties = v, a, 1
-            elif v == best:
-                ties += 1
-                if rng.random() * ties < 1.0:
-                    arg = a
-        top[0] = arg
+        top[0] = engine.argmax_random_ties(values, rng)
     else:
         engine.top_k_into(values, cand, k, rng, top, 0)
     for a in range(k):

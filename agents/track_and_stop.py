@@ -54,6 +54,7 @@ def run(ctx, prm):
     w = np.empty(n)
     wp = np.empty(n)
     cum = np.zeros(n)  # C-tracking: sum over rounds of the projected weights
+    score = np.empty(n)  # tracking: how far each arm lags behind its target
     while True:
         t = float(iv[engine.PULLS])
         _top_set(means, 1, rng, cand, top, in_top)
@@ -74,16 +75,9 @@ def run(ctx, prm):
                 if counts[a] < floor and (arm < 0 or counts[a] < counts[arm]):
                     arm = a
         if arm < 0:
-            best = -np.inf
-            ties = 0
             for a in range(n):
-                v = (cum[a] if c_track else t * w[a]) - counts[a]
-                if v > best:
-                    best, arm, ties = v, a, 1
-                elif v == best:
-                    ties += 1
-                    if rng.random() * ties < 1.0:
-                        arm = a
+                score[a] = (cum[a] if c_track else t * w[a]) - counts[a]
+            arm = engine.argmax_random_ties(score, rng)
         yield arm
     engine.finish(ctx, top)
 
