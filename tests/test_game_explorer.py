@@ -126,6 +126,28 @@ def test_optimistic_gains_by_hand() -> None:
         assert out[a] == pytest.approx(brute, rel=1e-3)
 
 
+
+def test_shared_gains_equal_each_arms_own() -> None:
+    """From ``K >= 16`` Bernoulli arms, a step computes each distinct ``(N_a, mu_a)``'s gain
+    once and reuses it: every entry must equal that arm's own computation, bit for bit,
+    on arms that share counts, means, both or neither, and for the pair {i, j}."""
+    rng = np.random.default_rng(11)
+    n = 300
+    assert n >= game_explorer._SHARE_FROM
+    counts = rng.choice([3, 5, 8, 40], size=n)
+    means = rng.choice([0.0, 0.1, 1 / 3, 0.5, 1.0], size=n) + np.where(
+        rng.random(n) < 0.2, rng.random(n) * 1e-3, 0.0
+    )
+    means = np.clip(means, 0.0, 1.0)
+    t, i, j, m = float(counts.sum()), 4, 9, 0.42
+    out = np.empty(n)
+    game_explorer.optimistic_gains(dv.BERNOULLI, 1.0, counts, means, t, i, j, m, out)
+    assert len(set(zip(counts.tolist(), means.tolist()))) < n // 2  # the cache is used
+    for a in range(n):
+        lam = m if a in (i, j) else means[a]
+        own = game_explorer._gain(dv.BERNOULLI, 1.0, means[a], math.log(t) / counts[a], lam)
+        assert out[a] == own, (a, counts[a], means[a])
+
 def _env(means, *, dist: str = "bernoulli", shuffle: bool = True):
     inst = bandit_envs.instances.from_means(
         np.asarray(means), k=1, distribution=dist, sigma=0.5 if dist == "gaussian" else None
