@@ -182,10 +182,60 @@ def _y_gained(means, picked, t, yt, nyt, kt, ymin):
     return nyt, ymin
 
 
+@numba.njit(cache=True, _nrt=False)
+def _after_level_up(counts, means, c, arms, nb, yt, nyt, cut, ymin_v, kt, xt, xv, tmp):
+    """The levels after :func:`agents.lowest_level.level_up`'s batch ``arms[:nb]``: ``(nxt, nyt, xmin_v, xpad, ymin)``.
+
+    The new ``X`` (count ``c + 1``) is the old ``Y`` less the extra arms and the old
+    ``X``'s arms left at ``c + 1``; its list is built from the old ``Y``'s list and those
+    arms, kept down to ``cut`` (the old list's last mean when it did not hold all of
+    ``Y``: below it, unlisted arms of ``Y`` may lie), so its prefix is exact, as
+    :func:`agents.level_bounds.maybe_decided` needs; ``xmin_v`` is a lower bound (the old
+    ``Y``'s smallest mean before the batch, and the old ``X``'s new means). The new
+    ``Y`` (count ``c + 2``) is the batch's extra arms. ``nxt = -1``: the list is too short
+    (rebuild it from the bitmap).
+    """
+    nx = 0
+    ny = 0
+    xmin_v = ymin_v
+    for j in range(nyt):
+        a = yt[j]
+        if counts[a] == c + 1:
+            tmp[nx] = a
+            nx += 1
+    top = tmp.shape[0]
+    for j in range(nb):
+        a = arms[j]
+        if counts[a] == c + 1:
+            tmp[nx] = a
+            nx += 1
+            if means[a] < xmin_v:
+                xmin_v = means[a]
+        else:
+            ny += 1
+            tmp[top - ny] = a
+    nxt = lb.top_into(means, tmp, nx, 2 * (kt + 1), xt)
+    xpad = cut
+    if nx > nxt and means[xt[nxt - 1]] > xpad:
+        xpad = means[xt[nxt - 1]]
+    while nxt > 0 and means[xt[nxt - 1]] < cut:
+        nxt -= 1
+    for j in range(nxt):
+        xv[j] = means[xt[j]]
+    nyt = lb.top_into(means, tmp[top - ny:], ny, kt + 1, yt)
+    ymin = -1
+    for j in range(top - ny, top):
+        if ymin < 0 or means[tmp[j]] < means[ymin]:
+            ymin = tmp[j]
+    return nxt, nyt, xmin_v, xpad, ymin
+
+
 #: rows of the batch path's work array (after S and A): the lowest level X (a bitmap),
 #: the lists of largest means of X and of the next level Y, the shuffle's scratch (its
 #: moved entries, their places, a bitmap of ranks), the batch's arms, scratch.
 _X, _XT, _YT, _VIRT, _JPOS, _BITS, _PICK, _TMP = range(2, 10)
+#: ... and the bitmap of S, a scratch bitmap, and a batch's arms and pulls.
+_SB, _CB, _RA, _RR = range(10, 14)
 
 
 @numba.njit
@@ -202,7 +252,7 @@ def run(ctx, prm):
     omega = math.sqrt(prm[0] / (6.0 * n))
     table = width_table(np.empty(0), 0, omega, sigma)
     batches = ctx.iv[engine.B] != 1
-    work = np.empty((10 if batches else 4, max(n, 2)), dtype=np.int64)
+    work = np.empty((14 if batches else 4, max(n, 2)), dtype=np.int64)
     work[_S, :n] = np.arange(n)  # the surviving arms S are work[_S, :m]
     m = n
     na = 0  # A is work[_A, :na], in acceptance order
@@ -218,8 +268,8 @@ def run(ctx, prm):
         s = work[_S]
         nw = (n + 63) >> 6
         xv = np.empty(max(n, 2))  # the values of X's list when it was built
-        c, nx, nxt, nyt, xmin_v, ymin = lb.levels(
-            ctx.counts, ctx.means, s, m, k, work[_X], nw, work[_XT], xv, work[_YT], work[_TMP]
+        c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
+            ctx.counts, ctx.means, s, m, k, work[_X], work[_SB], nw, work[_XT], xv, work[_YT], work[_TMP]
         )
         work[_VIRT, :] = -1
         work[_BITS, :] = 0
@@ -236,12 +286,30 @@ def run(ctx, prm):
             started = True
             kt = k - na
             if decided:
-                c, nx, nxt, nyt, xmin_v, ymin = lb.levels(
-                    ctx.counts, ctx.means, s, m, kt, work[_X], nw, work[_XT], xv, work[_YT], work[_TMP]
+                c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
+                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv, work[_YT], work[_TMP]
                 )
             fresh = True
-            total, supply = lowest_level.batch_total(ctx, m)
-            if 0 < total < supply and nx > total:
+            total, supply, per_arm = lowest_level.batch_total(ctx, m)
+            nb = -1
+            if 0 < total < supply and nx <= total:
+                nb, short = lowest_level.level_up(
+                    work[_X], work[_SB], nw, nx, m, total, per_arm, work[_VIRT], work[_JPOS],
+                    work[_BITS], work[_CB], ctx.rng, work[_PICK], work[_RA], work[_RR],
+                )
+            if nb >= 0:
+                # the batch that ends the sweep of X: the levels move up one pull
+                cut = ctx.means[work[_YT, nyt - 1]] if nyt > 0 and m - nx > nyt else -np.inf
+                ymin_v = ctx.means[ymin] if ymin >= 0 else np.inf
+                yield engine.request_pull(ctx, work[_RA, :nb], work[_RR, :nb])
+                nxt, nyt, xmin_v, xpad, ymin = _after_level_up(
+                    ctx.counts, ctx.means, c, work[_RA], nb, work[_YT], nyt, cut, ymin_v, kt,
+                    work[_XT], xv, work[_TMP],
+                )
+                c += 1
+                nx = m - short
+                fresh = False
+            elif 0 < total < supply and nx > total:
                 nx = lowest_level.pick_lowest(
                     work[_X], nx, total, work[_VIRT], work[_JPOS], work[_BITS], ctx.rng, work[_PICK]
                 )
@@ -250,19 +318,19 @@ def run(ctx, prm):
                 fresh = False
             else:
                 yield engine.request_batch(ctx, work[_S, :m])
-                c, nx, nxt, nyt, xmin_v, ymin = lb.levels(
-                    ctx.counts, ctx.means, s, m, kt, work[_X], nw, work[_XT], xv, work[_YT], work[_TMP]
+                c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
+                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv, work[_YT], work[_TMP]
                 )
             if c + 1 >= table.shape[0]:
                 table = width_table(table, c + 1, omega, sigma)
             wx = table[c]
             wy = table[c + 1]
             decided = lb.maybe_decided(
-                ctx.means, ctx.counts, c, work[_XT], xv, nxt, nx, xmin_v, work[_YT], nyt, ymin, wx, wy, kt
+                ctx.means, ctx.counts, c, work[_XT], xv, nxt, nx, xmin_v, xpad, work[_YT], nyt, ymin, wx, wy, kt
             )
             if decided:
                 if not fresh:
-                    nxt, xmin_v = lb.refresh_x(ctx.means, work[_X], nw, kt, work[_XT], xv, work[_TMP])
+                    nxt, xmin_v, xpad = lb.refresh_x(ctx.means, work[_X], nw, kt, work[_XT], xv, work[_TMP])
                 decided, u_thr, l_thr = lb.check(
                     ctx.means, work[_XT], nxt, work[_YT], nyt, xmin_v, ymin, wx, wy, kt
                 )

@@ -136,21 +136,21 @@ def check(means, xt, nxt, yt, nyt, xmin_v, ymin, wx, wy, kt) -> tuple[bool, floa
 
 
 @numba.njit(cache=True, _nrt=False)
-def maybe_decided(means, counts, c, xt, xv, nxt, nx, xmin_v, yt, nyt, ymin, wx, wy, kt) -> bool:
+def maybe_decided(means, counts, c, xt, xv, nxt, nx, xmin_v, xpad, yt, nyt, ymin, wx, wy, kt) -> bool:
     """Whether some arm may be decided, from ``X``'s list as it was built (cheap, one-sided).
 
     ``X`` (the arms at count ``c``, ``nx`` of them) only lost arms since its list
     ``xt[:nxt]`` (values ``xv``, decreasing) and its smallest mean ``xmin_v`` were taken:
     the listed arms still at count ``c`` are its largest now, in order, the others of
-    ``X`` lie in ``[xmin_v, xv[-1]]``, and the old values bound the order statistics of
-    ``X`` from above. So ``max L`` and ``max^(kt) L`` are bounded from above, ``min U``
+    ``X`` lie in ``[xmin_v, xpad]`` (``xpad = -inf``: the list held all of ``X``), and the
+    old values bound the order statistics of ``X`` from above. So ``max L`` and ``max^(kt) L`` are bounded from above, ``min U``
     and ``max^(kt + 1) U`` from below; ``False`` means no arm is accepted or rejected
     (:func:`check` is exact). Y's list ``yt[:nyt]`` and ``ymin`` are exact.
     """
     # accept: max L > max^(kt + 1) U ?
     top_l = -np.inf
-    if nx > 0 and nxt > 0:
-        top_l = xv[0] - wx
+    if nx > 0:
+        top_l = (xv[0] if nxt > 0 else xpad) - wx
     if nyt > 0 and means[yt[0]] - wy > top_l:
         top_l = means[yt[0]] - wy
     i = 0
@@ -186,7 +186,7 @@ def maybe_decided(means, counts, c, xt, xv, nxt, nx, xmin_v, yt, nyt, ymin, wx, 
     j = 0
     v = -np.inf
     for _ in range(kt):
-        vx = xv[i] - wx if i < nxt else -np.inf
+        vx = (xv[i] if i < nxt else xpad) - wx
         vy = means[yt[j]] - wy if j < nyt else -np.inf
         if vx >= vy:
             v = vx
@@ -198,8 +198,8 @@ def maybe_decided(means, counts, c, xt, xv, nxt, nx, xmin_v, yt, nyt, ymin, wx, 
 
 
 @numba.njit(cache=True, _nrt=False)
-def refresh_x(means, xbits, nw, kt, xt, xv, tmp) -> tuple[int, float]:
-    """``X``'s list (the ``2 (kt + 1)`` largest means, values in ``xv``) and smallest mean, from its bitmap."""
+def refresh_x(means, xbits, nw, kt, xt, xv, tmp) -> tuple[int, float, float]:
+    """``X``'s list (the ``2 (kt + 1)`` largest means, values in ``xv``), smallest mean and pad, from its bitmap."""
     nx = lowest_level.bitmap_arms(xbits, nw, tmp)
     nxt = top_into(means, tmp, nx, 2 * (kt + 1), xt)
     for j in range(nxt):
@@ -208,17 +208,19 @@ def refresh_x(means, xbits, nw, kt, xt, xv, tmp) -> tuple[int, float]:
     for j in range(nx):
         if means[tmp[j]] < xmin_v:
             xmin_v = means[tmp[j]]
-    return nxt, xmin_v
+    return nxt, xmin_v, xv[nxt - 1] if nx > nxt else -np.inf
 
 
 @numba.njit(cache=True)
-def levels(counts, means, s, m, kt, xbits, nw, xt, xv, yt, tmp):
-    """Split ``S = s[:m]`` by pull count: ``(c, nx, nxt, nyt, xmin_v, ymin)``.
+def levels(counts, means, s, m, kt, xbits, sbits, nw, xt, xv, yt, tmp):
+    """Split ``S = s[:m]`` by pull count: ``(c, nx, nxt, nyt, xmin_v, xpad, ymin)``.
 
     ``X`` (bitmap ``xbits[:nw]``, ``nx`` arms): the arms at the lowest count ``c``;
     ``xt[:nxt]`` the ``2 (kt + 1)`` of them with the largest means (values in ``xv``),
-    ``xmin_v`` their smallest mean; ``yt[:nyt]`` the ``kt + 1`` best at ``c + 1`` and
-    ``ymin`` the one of smallest mean (``-1``: none). Raises if some count exceeds
+    ``xmin_v`` their smallest mean, ``xpad`` the largest outside the list (``-inf``:
+    none); ``yt[:nyt]`` the ``kt + 1`` best at ``c + 1`` and
+    ``ymin`` the one of smallest mean (``-1``: none); ``sbits`` the bitmap of ``S``.
+    Raises if some count exceeds
     ``c + 1`` (RoundRobin over ``S`` never does that).
     """
     c = counts[s[0]]
@@ -227,6 +229,7 @@ def levels(counts, means, s, m, kt, xbits, nw, xt, xv, yt, tmp):
             c = counts[s[j]]
     for w in range(nw):
         xbits[w] = 0
+        sbits[w] = 0
     nx = 0
     ny = 0
     xmin_v = np.inf
@@ -234,6 +237,7 @@ def levels(counts, means, s, m, kt, xbits, nw, xt, xv, yt, tmp):
     for j in range(m):
         a = s[j]
         t = counts[a]
+        sbits[a >> 6] |= np.int64(1) << (a & 63)
         if t == c:
             tmp[nx] = a
             nx += 1
@@ -251,4 +255,5 @@ def levels(counts, means, s, m, kt, xbits, nw, xt, xv, yt, tmp):
     for j in range(nxt):
         xv[j] = means[xt[j]]
     nyt = top_into(means, tmp[m - ny:], ny, kt + 1, yt)
-    return c, nx, nxt, nyt, xmin_v, ymin
+    xpad = xv[nxt - 1] if nx > nxt else -np.inf
+    return c, nx, nxt, nyt, xmin_v, xpad, ymin

@@ -29,12 +29,12 @@ from numba.extending import intrinsic
 
 from agents import engine
 
-__all__ = ["batch_total", "bitmap_arms", "pick_lowest", "popcount", "select_bit"]
+__all__ = ["batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", "select_bit"]
 
 
 @numba.njit(cache=True, _nrt=False)
-def batch_total(ctx, m: int) -> tuple[int, int]:
-    """``(total, supply)`` of :func:`agents.engine.schedule`'s batch for a ``BATCH`` request of ``m`` arms.
+def batch_total(ctx, m: int) -> tuple[int, int, int]:
+    """``(total, supply, per_arm)`` of :func:`agents.engine.schedule`'s batch for a ``BATCH`` request of ``m`` arms.
 
     ``supply = m * per_arm`` (``per_arm``: ``r``, else ``b``, else 1) and ``total`` the
     pulls the batch makes: ``supply`` capped by ``b`` and the pulls the budget has left.
@@ -52,7 +52,7 @@ def batch_total(ctx, m: int) -> tuple[int, int]:
         per_arm = 1
     supply = m * per_arm
     total = supply if room < 0 or supply < room else room
-    return total, supply
+    return total, supply, per_arm
 
 
 @intrinsic
@@ -179,3 +179,65 @@ def bitmap_arms(bits, nw, out) -> int:
             word &= word - 1
             c += 1
     return c
+
+
+@numba.njit(cache=True, _nrt=False)
+def level_up(xbits, sbits, nw, nx, m, total, per_arm, virt, jpos, rbits, cbits, rng, picked, arms, reps):
+    """The batch that ends a sweep of ``X``: ``schedule``'s draws; ``(batch length, extra pulls)``.
+
+    ``S`` (bitmap ``sbits``, ``m`` arms) has ``nx <= total`` arms at its lowest count
+    ``c`` (bitmap ``xbits``) and the others at ``c + 1``, and ``total < m * per_arm``.
+    When the water level of RoundRobin stops at ``c + 1`` (``schedule``'s
+    ``round_robin_into``), every arm of ``X`` gets one pull and the ``total - nx`` left go
+    one each to arms at level ``c + 1`` below their cap, drawn by ``choose_distinct`` on
+    their list in increasing order: all of ``S`` if ``per_arm >= 2``, else the arms at
+    ``c + 1`` before the batch. Writes the batch (increasing arms, pulls) to
+    ``arms``/``reps``, the extra arms to ``picked`` (increasing), and ``X``, the arms of
+    ``S`` left at ``c + 1``, to ``xbits``. Returns ``(-1, 0)`` (nothing written) when
+    the level rises further (then ``total >= m``). ``cbits``: scratch of ``nw`` words.
+    """
+    ny = m - nx
+    cap2 = 2 if per_arm >= 2 else 1
+    if nx * cap2 + ny <= total:
+        return -1, 0
+    short = total - nx
+    if per_arm >= 2:
+        nc = m
+        for w in range(nw):
+            cbits[w] = sbits[w]
+    else:
+        nc = ny
+        for w in range(nw):
+            cbits[w] = sbits[w] & ~xbits[w]
+    if short > 0:
+        pick_lowest(cbits, nc, short, virt, jpos, rbits, rng, picked)
+    # the batch: X (one pull each) merged with the extra arms (one more each), increasing
+    out = 0
+    i = 0
+    for w in range(nw):
+        word = xbits[w]
+        while word != 0:
+            a = (w << 6) + np.int64(trailing_zeros(word))
+            word &= word - 1
+            while i < short and picked[i] < a:
+                arms[out] = picked[i]
+                reps[out] = 1
+                out += 1
+                i += 1
+            arms[out] = a
+            reps[out] = 1
+            if i < short and picked[i] == a:
+                reps[out] = 2
+                i += 1
+            out += 1
+    while i < short:
+        arms[out] = picked[i]
+        reps[out] = 1
+        out += 1
+        i += 1
+    for w in range(nw):
+        xbits[w] = sbits[w]
+    for i in range(short):
+        a = picked[i]
+        xbits[a >> 6] &= ~(np.int64(1) << (a & 63))
+    return out, short
