@@ -422,12 +422,19 @@ class BatchRacing(ScriptedAgent):
       ``min U`` over ``S``) are kept in O(log n) per pull
       (:mod:`agents.order_stats`); when one shows that an arm is accepted or
       rejected, the round's decisions are made over all of ``S`` as above. Larger
-      batches do the same with the batch's arms: only they change their bounds
-      (the engine leaves them in ``sched[BATCH_ARMS, :iv[BATCH_LEN]]``), so the bounds
-      and the four order statistics are updated for them alone (O(b log n) per
-      batch), and the decisions are made over all of ``S`` only after a batch that
-      decides some arm; the trackers are exact, so the thresholds are the values the
-      paper's recomputation over ``S`` gives.
+      batches use that RoundRobin over ``S`` keeps its counts within one of each
+      other: ``S`` is the arms at the lowest count ``c`` (``X``) and at ``c + 1``
+      (``Y``), and within a level the bounds are in the order of the means. The
+      kernel draws a batch that takes only arms of ``X``, and the batch that ends a
+      sweep of ``X``, itself, with the scheduler's draws
+      (:func:`agents.lowest_level.pick_lowest`, :func:`agents.lowest_level.level_up`:
+      O(b + n/64) instead of passes over ``S``) and asks for exactly that batch; the
+      four order statistics come from the few largest means of each level and their
+      smallest (:mod:`agents.level_bounds`, O(k_t) per batch): a one-sided test on
+      ``X``'s list as it was built, and, when it cannot rule a decision out, the exact
+      values from a fresh list, which are the values the paper's recomputation over
+      ``S`` gives. Other batches (every arm pulled: ``batch_size=None``, or few
+      survivors) are the engine's ``Batch(S)``, after which the levels are rebuilt.
     """
 
     name = "batch_racing"
