@@ -184,16 +184,17 @@ def _y_gained(means, picked, t, yt, nyt, kt, ymin):
 
 @numba.njit(cache=True, _nrt=False)
 def _after_level_up(counts, means, c, arms, nb, yt, nyt, cut, ymin_v, kt, xt, xv, tmp):
-    """The levels after :func:`agents.lowest_level.level_up`'s batch ``arms[:nb]``: ``(nxt, nyt, xmin_v, xpad, ymin)``.
+    """The levels after ``lowest_level.level_up``'s batch ``arms[:nb]``: ``(nxt, nyt, xmin_v,
+    xpad, ymin)``.
 
     The new ``X`` (count ``c + 1``) is the old ``Y`` less the extra arms and the old
     ``X``'s arms left at ``c + 1``; its list is built from the old ``Y``'s list and those
     arms, kept down to ``cut`` (the old list's last mean when it did not hold all of
-    ``Y``: below it, unlisted arms of ``Y`` may lie), so its prefix is exact, as
-    :func:`agents.level_bounds.maybe_decided` needs; ``xmin_v`` is a lower bound (the old
-    ``Y``'s smallest mean before the batch, and the old ``X``'s new means). The new
-    ``Y`` (count ``c + 2``) is the batch's extra arms. ``nxt = -1``: the list is too short
-    (rebuild it from the bitmap).
+    ``Y``: below it, unlisted arms of ``Y`` may lie), so the list is the top of the new
+    ``X`` and ``xpad`` bounds the rest, as :func:`agents.level_bounds.maybe_decided`
+    needs; ``xmin_v`` is a lower bound (the old ``Y``'s smallest mean before the batch,
+    and the old ``X``'s new means). The new ``Y`` (count ``c + 2``) is the batch's
+    extra arms. O(b + k_t) (no pass over ``S``).
     """
     nx = 0
     ny = 0
@@ -269,7 +270,8 @@ def run(ctx, prm):
         nw = (n + 63) >> 6
         xv = np.empty(max(n, 2))  # the values of X's list when it was built
         c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
-            ctx.counts, ctx.means, s, m, k, work[_X], work[_SB], nw, work[_XT], xv, work[_YT], work[_TMP]
+            ctx.counts, ctx.means, s, m, k, work[_X], work[_SB], nw, work[_XT], xv, work[_YT],
+            work[_TMP],
         )
         work[_VIRT, :] = -1
         work[_BITS, :] = 0
@@ -279,7 +281,9 @@ def run(ctx, prm):
         while True:
             s = work[_S]
             if decided:
-                m, na = _decide(ctx.status, s, m, u_thr, l_thr, ctx.means, ctx.counts, table, work[_A], na)
+                m, na = _decide(
+                    ctx.status, s, m, u_thr, l_thr, ctx.means, ctx.counts, table, work[_A], na
+                )
             if started and _settled(ctx.status, s, m, k, work[_A], na):
                 engine.finish(ctx, work[_A, :k])
                 return
@@ -287,7 +291,8 @@ def run(ctx, prm):
             kt = k - na
             if decided:
                 c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
-                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv, work[_YT], work[_TMP]
+                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv,
+                    work[_YT], work[_TMP],
                 )
             fresh = True
             total, supply, per_arm = lowest_level.batch_total(ctx, m)
@@ -319,18 +324,22 @@ def run(ctx, prm):
             else:
                 yield engine.request_batch(ctx, work[_S, :m])
                 c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
-                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv, work[_YT], work[_TMP]
+                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv,
+                    work[_YT], work[_TMP],
                 )
             if c + 1 >= table.shape[0]:
                 table = width_table(table, c + 1, omega, sigma)
             wx = table[c]
             wy = table[c + 1]
             decided = lb.maybe_decided(
-                ctx.means, ctx.counts, c, work[_XT], xv, nxt, nx, xmin_v, xpad, work[_YT], nyt, ymin, wx, wy, kt
+                ctx.means, ctx.counts, c, work[_XT], xv, nxt, nx, xmin_v, xpad,
+                work[_YT], nyt, ymin, wx, wy, kt,
             )
             if decided:
                 if not fresh:
-                    nxt, xmin_v, xpad = lb.refresh_x(ctx.means, work[_X], nw, kt, work[_XT], xv, work[_TMP])
+                    nxt, xmin_v, xpad = lb.refresh_x(
+                        ctx.means, work[_X], nw, kt, work[_XT], xv, work[_TMP]
+                    )
                 decided, u_thr, l_thr = lb.check(
                     ctx.means, work[_XT], nxt, work[_YT], nyt, xmin_v, ymin, wx, wy, kt
                 )

@@ -49,7 +49,7 @@ def _sift_down(heap, size, means, i):
 
 @numba.njit(cache=True, _nrt=False)
 def top_into(means, arms, cnt, s, out) -> int:
-    """The ``min(s, cnt)`` arms of ``arms[:cnt]`` with the largest means, decreasing, in ``out``; their number.
+    """The ``min(s, cnt)`` arms of ``arms[:cnt]`` of largest mean into ``out`` (decreasing).
 
     A min-heap of the best ``s`` so far, then heap sort: O(cnt + s log s log(cnt / s)).
     """
@@ -98,7 +98,7 @@ def offer(means, lst, size, s, a) -> int:
 
 @numba.njit(cache=True, _nrt=False)
 def kth_merged(means, xt, nxt, dx, yt, nyt, dy, q) -> float:
-    """The ``q``-th largest of ``means[xt[:nxt]] + dx`` and ``means[yt[:nyt]] + dy`` (both lists decreasing)."""
+    """The ``q``-th largest of ``means[xt[:nxt]] + dx``, ``means[yt[:nyt]] + dy`` (decreasing)."""
     i = 0
     j = 0
     v = 0.0
@@ -114,7 +114,7 @@ def kth_merged(means, xt, nxt, dx, yt, nyt, dy, q) -> float:
 
 @numba.njit(cache=True, _nrt=False)
 def check(means, xt, nxt, yt, nyt, xmin_v, ymin, wx, wy, kt) -> tuple[bool, float, float]:
-    """``(decided, u_thr, l_thr)``: ``u_thr = max^(kt + 1) U``, ``l_thr = max^(kt) L`` over ``X + Y``.
+    """``(decided, u_thr, l_thr)``: ``u_thr = max^(kt + 1) U``, ``l_thr = max^(kt) L`` (exact).
 
     ``X``'s bounds are ``mean -/+ wx``, ``Y``'s ``mean -/+ wy``; ``xt``/``yt`` hold at least
     the ``kt + 1`` largest means of each level (all of it if smaller), ``xmin_v`` the
@@ -136,16 +136,19 @@ def check(means, xt, nxt, yt, nyt, xmin_v, ymin, wx, wy, kt) -> tuple[bool, floa
 
 
 @numba.njit(cache=True, _nrt=False)
-def maybe_decided(means, counts, c, xt, xv, nxt, nx, xmin_v, xpad, yt, nyt, ymin, wx, wy, kt) -> bool:
+def maybe_decided(
+    means, counts, c, xt, xv, nxt, nx, xmin_v, xpad, yt, nyt, ymin, wx, wy, kt
+) -> bool:
     """Whether some arm may be decided, from ``X``'s list as it was built (cheap, one-sided).
 
     ``X`` (the arms at count ``c``, ``nx`` of them) only lost arms since its list
     ``xt[:nxt]`` (values ``xv``, decreasing) and its smallest mean ``xmin_v`` were taken:
     the listed arms still at count ``c`` are its largest now, in order, the others of
     ``X`` lie in ``[xmin_v, xpad]`` (``xpad = -inf``: the list held all of ``X``), and the
-    old values bound the order statistics of ``X`` from above. So ``max L`` and ``max^(kt) L`` are bounded from above, ``min U``
-    and ``max^(kt + 1) U`` from below; ``False`` means no arm is accepted or rejected
-    (:func:`check` is exact). Y's list ``yt[:nyt]`` and ``ymin`` are exact.
+    old values bound the order statistics of ``X`` from above. So ``max L`` and
+    ``max^(kt) L`` are bounded from above, ``min U`` and ``max^(kt + 1) U`` from below;
+    ``False`` means no arm is accepted or rejected (:func:`check` is exact). Y's list
+    ``yt[:nyt]`` and ``ymin`` are exact.
     """
     # accept: max L > max^(kt + 1) U ?
     top_l = -np.inf
@@ -199,7 +202,7 @@ def maybe_decided(means, counts, c, xt, xv, nxt, nx, xmin_v, xpad, yt, nyt, ymin
 
 @numba.njit(cache=True, _nrt=False)
 def refresh_x(means, xbits, nw, kt, xt, xv, tmp) -> tuple[int, float, float]:
-    """``X``'s list (the ``2 (kt + 1)`` largest means, values in ``xv``), smallest mean and pad, from its bitmap."""
+    """X's list (``2 (kt + 1)`` largest means, values ``xv``), least mean, pad, from the bitmap."""
     nx = lowest_level.bitmap_arms(xbits, nw, tmp)
     nxt = top_into(means, tmp, nx, 2 * (kt + 1), xt)
     for j in range(nxt):

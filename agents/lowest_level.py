@@ -34,7 +34,7 @@ __all__ = ["batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", 
 
 @numba.njit(cache=True, _nrt=False)
 def batch_total(ctx, m: int) -> tuple[int, int, int]:
-    """``(total, supply, per_arm)`` of :func:`agents.engine.schedule`'s batch for a ``BATCH`` request of ``m`` arms.
+    """``(total, supply, per_arm)`` of ``engine.schedule``'s batch for ``BATCH`` over ``m`` arms.
 
     ``supply = m * per_arm`` (``per_arm``: ``r``, else ``b``, else 1) and ``total`` the
     pulls the batch makes: ``supply`` capped by ``b`` and the pulls the budget has left.
@@ -108,7 +108,7 @@ def select_bit(word, q):
 
 @numba.njit(cache=True, _nrt=False)
 def pick_lowest(xbits, nx, total, virt, jpos, rbits, rng, out) -> int:
-    """One pull each for ``total < nx`` arms of the set ``X`` (bitmap ``xbits``, ``nx`` arms): ``schedule``'s draws.
+    """One pull each for ``total < nx`` arms of ``X`` (bitmap ``xbits``): ``schedule``'s draws.
 
     The same ``rng`` draws as ``choose_distinct`` on the list of ``X`` in increasing
     order; the chosen arms go to ``out[:total]`` in increasing order (the order
@@ -182,7 +182,9 @@ def bitmap_arms(bits, nw, out) -> int:
 
 
 @numba.njit(cache=True, _nrt=False)
-def level_up(xbits, sbits, nw, nx, m, total, per_arm, virt, jpos, rbits, cbits, rng, picked, arms, reps):
+def level_up(
+    xbits, sbits, nw, nx, m, total, per_arm, virt, jpos, rbits, cbits, rng, picked, arms, reps
+):
     """The batch that ends a sweep of ``X``: ``schedule``'s draws; ``(batch length, extra pulls)``.
 
     ``S`` (bitmap ``sbits``, ``m`` arms) has ``nx <= total`` arms at its lowest count

@@ -62,7 +62,8 @@ def test_agent_batches_are_the_engines(seed: int) -> None:
         engine.request_batch(ref, s)
         engine.accept_request(ref, engine.BATCH)
         out = engine.schedule(ref)
-        want = (ref.sched[engine.BATCH_ARMS, :out].copy(), ref.sched[engine.BATCH_REPS, :out].copy())
+        want = (ref.sched[engine.BATCH_ARMS, :out].copy(),
+                ref.sched[engine.BATCH_REPS, :out].copy())
         total, supply, per_arm = lowest_level.batch_total(mine, m)
         assert total == int(want[1].sum())
         x = s[counts[s] == c]
