@@ -9,6 +9,8 @@ import numba
 import numpy as np
 
 from agents import engine
+from agents import level_bounds as lb
+from agents import lowest_level
 from agents import order_stats as ost
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent, check_probability
 from agents.confidence import jun_width
@@ -83,16 +85,20 @@ class Out(NamedTuple):
 
 # ------------------------------------------------------------- the algorithm
 @numba.njit(cache=True)
-def _decide(status, s, m, u_thr, l_thr, lo, hi, acc, na):
-    """Accept ``L_i > u_thr``, reject ``U_i < l_thr`` in ``s[:m]``; compact ``s``; ``(m, na)``."""
+def _decide(status, s, m, u_thr, l_thr, means, counts, table, acc, na):
+    """Accept ``L_i > u_thr``, reject ``U_i < l_thr`` in ``s[:m]``; compact ``s``; ``(m, na)``.
+
+    ``L_i, U_i = mean_i -/+ table[T_i]`` (the values the trackers hold).
+    """
     keep = 0
     for j in range(m):
         a = s[j]
-        if lo[a] > u_thr:
+        w = table[counts[a]]
+        if means[a] - w > u_thr:
             status[a] = engine.ACCEPTED
             acc[na] = a
             na += 1
-        elif hi[a] < l_thr:
+        elif means[a] + w < l_thr:
             status[a] = engine.REJECTED
         else:
             s[keep] = a
@@ -165,74 +171,179 @@ def _pulled(key, heaps, sizes, s, m, ext, a, mean, w):
     return lo[ext[0]] > ost.kth(key, heaps, _U) or hi[ext[1]] < ost.kth(key, heaps, _L)
 
 
-@numba.njit(cache=True)
-def _any_decided(key, heaps, ext):
-    """Whether some arm of ``S`` is accepted (``max L > max^(k_t + 1) U``) or rejected."""
-    return key[_L, ext[0]] > ost.kth(key, heaps, _U) or key[_U, ext[1]] < ost.kth(key, heaps, _L)
+@numba.njit(cache=True, _nrt=False)
+def _y_gained(means, picked, t, yt, nyt, kt, ymin):
+    """Arms ``picked[:t]`` joined ``Y`` (their new means): ``(nyt, ymin)``."""
+    for i in range(t):
+        a = picked[i]
+        nyt = lb.offer(means, yt, nyt, kt + 1, a)
+        if ymin < 0 or means[a] < means[ymin]:
+            ymin = a
+    return nyt, ymin
 
 
-@numba.njit(cache=True)
-def _batch_pulled(counts, means, arms, mb, table, omega, sigma, key, heaps, sizes, s, m, ext):
-    """The bounds of the batch's arms ``arms[:mb]`` (all in ``S``) after it, and the trackers.
+@numba.njit(cache=True, _nrt=False)
+def _after_level_up(counts, means, c, arms, nb, yt, nyt, cut, ymin_v, kt, xt, xv, tmp):
+    """The levels after ``lowest_level.level_up``'s batch ``arms[:nb]``: ``(nxt, nyt, xmin_v,
+    xpad, ymin)``.
 
-    Returns the (grown) width table and :func:`_any_decided`. The other arms of ``S``
-    kept their counts and means, hence their bounds (``bounds_of`` would rewrite the
-    same values), so the trackers' order statistics equal those of all of ``S``.
+    The new ``X`` (count ``c + 1``) is the old ``Y`` less the extra arms and the old
+    ``X``'s arms left at ``c + 1``; its list is built from the old ``Y``'s list and those
+    arms, kept down to ``cut`` (the old list's last mean when it did not hold all of
+    ``Y``: below it, unlisted arms of ``Y`` may lie), so the list is the top of the new
+    ``X`` and ``xpad`` bounds the rest, as :func:`agents.level_bounds.maybe_decided`
+    needs; ``xmin_v`` is a lower bound (the old ``Y``'s smallest mean before the batch,
+    and the old ``X``'s new means). The new ``Y`` (count ``c + 2``) is the batch's
+    extra arms. O(b + k_t) (no pass over ``S``).
     """
-    decided = False
-    for j in range(mb):
+    nx = 0
+    ny = 0
+    xmin_v = ymin_v
+    for j in range(nyt):
+        a = yt[j]
+        if counts[a] == c + 1:
+            tmp[nx] = a
+            nx += 1
+    top = tmp.shape[0]
+    for j in range(nb):
         a = arms[j]
-        c = counts[a]
-        if c >= table.shape[0]:
-            table = width_table(table, c, omega, sigma)
-        decided = _pulled(key, heaps, sizes, s, m, ext, a, means[a], table[c])
-    if mb == 0:
-        decided = _any_decided(key, heaps, ext)
-    return table, decided
+        if counts[a] == c + 1:
+            tmp[nx] = a
+            nx += 1
+            if means[a] < xmin_v:
+                xmin_v = means[a]
+        else:
+            ny += 1
+            tmp[top - ny] = a
+    nxt = lb.top_into(means, tmp, nx, 2 * (kt + 1), xt)
+    xpad = cut
+    if nx > nxt and means[xt[nxt - 1]] > xpad:
+        xpad = means[xt[nxt - 1]]
+    while nxt > 0 and means[xt[nxt - 1]] < cut:
+        nxt -= 1
+    for j in range(nxt):
+        xv[j] = means[xt[j]]
+    nyt = lb.top_into(means, tmp[top - ny:], ny, kt + 1, yt)
+    ymin = -1
+    for j in range(top - ny, top):
+        if ymin < 0 or means[tmp[j]] < means[ymin]:
+            ymin = tmp[j]
+    return nxt, nyt, xmin_v, xpad, ymin
+
+
+#: rows of the batch path's work array (after S and A): the lowest level X (a bitmap),
+#: the lists of largest means of X and of the next level Y, the shuffle's scratch (its
+#: moved entries, their places, a bitmap of ranks), the batch's arms, scratch.
+_X, _XT, _YT, _VIRT, _JPOS, _BITS, _PICK, _TMP = range(2, 10)
+#: ... and the bitmap of S, a scratch bitmap, and a batch's arms and pulls.
+_SB, _CB, _RA, _RR = range(10, 14)
 
 
 @numba.njit
 def run(ctx, prm):
     """BatchRacing (the compiled algorithm; ``prm = [delta]``).
 
-    Few arrays stay live across ``yield`` (each costs about 10 ns per resume): the
-    bounds are the trackers' keys (``key[_L]``, ``key[_U]``), and ``work``
-    (int64[4, n]) holds S, A, the bucket and the arms of largest L / smallest U.
+    Few arrays stay live across ``yield`` (each costs about 10 ns per resume): ``work``
+    (int64[rows, n]) holds S, A and each path's state; with ``b = 1`` the bounds are the
+    trackers' keys (``key[_L]``, ``key[_U]``).
     """
     n = ctx.iv[engine.N]
     k = ctx.iv[engine.K]
     sigma = ctx.fv[engine.SIGMA]
     omega = math.sqrt(prm[0] / (6.0 * n))
     table = width_table(np.empty(0), 0, omega, sigma)
-    work = np.empty((4, max(n, 2)), dtype=np.int64)
+    batches = ctx.iv[engine.B] != 1
+    work = np.empty((14 if batches else 4, max(n, 2)), dtype=np.int64)
     work[_S, :n] = np.arange(n)  # the surviving arms S are work[_S, :m]
     m = n
     na = 0  # A is work[_A, :na], in acceptance order
-    key, heaps, sizes = ost.new(2, n)
-    if ctx.iv[engine.B] != 1:
-        # After the first batch only the batch's arms change their bounds: update them
-        # and the trackers; decide over all of S only when a tracker shows a decision.
-        yield engine.request_batch(ctx, work[_S, :m])
+    if batches:
+        # One RoundRobin batch over S per round. S sits at two pull levels
+        # (agents.level_bounds). A batch that takes some arms of the lowest level X (more
+        # of them than the batch has pulls) is drawn here as the engine would
+        # (agents.lowest_level.pick_lowest); X's list is left as it was (a one-sided
+        # test, refreshed when it cannot rule decisions out) and Y's list takes the
+        # batch's arms. Any other batch (the one that ends a sweep of X, or gives every
+        # arm pulls) is the engine's BATCH over S, and the levels are rebuilt (O(|S|),
+        # once per sweep).
         s = work[_S]
-        table = bounds_of(ctx.counts, ctx.means, s, m, table, omega, sigma, key[_L], key[_U])
-        _track_all(heaps, sizes, s, m, k - na, key, work[_EXT])
-        decided = _any_decided(key, heaps, work[_EXT])
+        nw = (n + 63) >> 6
+        xv = np.empty(max(n, 2))  # the values of X's list when it was built
+        c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
+            ctx.counts, ctx.means, s, m, k, work[_X], work[_SB], nw, work[_XT], xv, work[_YT],
+            work[_TMP],
+        )
+        work[_VIRT, :] = -1
+        work[_BITS, :] = 0
+        decided = False
+        started = False  # (the paper's first round pulls before any decision)
+        u_thr = l_thr = 0.0
         while True:
             s = work[_S]
             if decided:
-                u_thr = ost.kth(key, heaps, _U)
-                l_thr = ost.kth(key, heaps, _L)
-                m, na = _decide(ctx.status, s, m, u_thr, l_thr, key[_L], key[_U], work[_A], na)
-            if _settled(ctx.status, s, m, k, work[_A], na):
+                m, na = _decide(
+                    ctx.status, s, m, u_thr, l_thr, ctx.means, ctx.counts, table, work[_A], na
+                )
+            if started and _settled(ctx.status, s, m, k, work[_A], na):
                 engine.finish(ctx, work[_A, :k])
                 return
+            started = True
+            kt = k - na
             if decided:
-                _track_all(heaps, sizes, s, m, k - na, key, work[_EXT])
-            yield engine.request_batch(ctx, work[_S, :m])
-            table, decided = _batch_pulled(
-                ctx.counts, ctx.means, ctx.sched[engine.BATCH_ARMS], ctx.iv[engine.BATCH_LEN],
-                table, omega, sigma, key, heaps, sizes, work[_S], m, work[_EXT],
+                c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
+                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv,
+                    work[_YT], work[_TMP],
+                )
+            fresh = True
+            total, supply, per_arm = lowest_level.batch_total(ctx, m)
+            nb = -1
+            if 0 < total < supply and nx <= total:
+                nb, short = lowest_level.level_up(
+                    work[_X], work[_SB], nw, nx, m, total, per_arm, work[_VIRT], work[_JPOS],
+                    work[_BITS], work[_CB], ctx.rng, work[_PICK], work[_RA], work[_RR],
+                )
+            if nb >= 0:
+                # the batch that ends the sweep of X: the levels move up one pull
+                cut = ctx.means[work[_YT, nyt - 1]] if nyt > 0 and m - nx > nyt else -np.inf
+                ymin_v = ctx.means[ymin] if ymin >= 0 else np.inf
+                yield engine.request_pull(ctx, work[_RA, :nb], work[_RR, :nb])
+                nxt, nyt, xmin_v, xpad, ymin = _after_level_up(
+                    ctx.counts, ctx.means, c, work[_RA], nb, work[_YT], nyt, cut, ymin_v, kt,
+                    work[_XT], xv, work[_TMP],
+                )
+                c += 1
+                nx = m - short
+                fresh = False
+            elif 0 < total < supply and nx > total:
+                nx = lowest_level.pick_lowest(
+                    work[_X], nx, total, work[_VIRT], work[_JPOS], work[_BITS], ctx.rng, work[_PICK]
+                )
+                yield engine.request_each(ctx, work[_PICK, :total], 1)
+                nyt, ymin = _y_gained(ctx.means, work[_PICK], total, work[_YT], nyt, kt, ymin)
+                fresh = False
+            else:
+                yield engine.request_batch(ctx, work[_S, :m])
+                c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
+                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv,
+                    work[_YT], work[_TMP],
+                )
+            if c + 1 >= table.shape[0]:
+                table = width_table(table, c + 1, omega, sigma)
+            wx = table[c]
+            wy = table[c + 1]
+            decided = lb.maybe_decided(
+                ctx.means, ctx.counts, c, work[_XT], xv, nxt, nx, xmin_v, xpad,
+                work[_YT], nyt, ymin, wx, wy, kt,
             )
+            if decided:
+                if not fresh:
+                    nxt, xmin_v, xpad = lb.refresh_x(
+                        ctx.means, work[_X], nw, kt, work[_XT], xv, work[_TMP]
+                    )
+                decided, u_thr, l_thr = lb.check(
+                    ctx.means, work[_XT], nxt, work[_YT], nyt, xmin_v, ymin, wx, wy, kt
+                )
+    key, heaps, sizes = ost.new(2, n)
     # b = 1: one pull per batch; keep the order statistics up to date arm by arm. The
     # loop holds a few of ctx's arrays, not ctx (cheaper resumes).
     counts, means, status, rng = ctx.counts, ctx.means, ctx.status, ctx.rng
@@ -256,7 +367,7 @@ def run(ctx, prm):
         u_thr = ost.kth(key, heaps, _U)
         l_thr = ost.kth(key, heaps, _L)
         s = work[_S]
-        m, na = _decide(status, s, m, u_thr, l_thr, key[_L], key[_U], work[_A], na)
+        m, na = _decide(status, s, m, u_thr, l_thr, means, counts, table, work[_A], na)
         if _settled(status, s, m, k, work[_A], na):
             engine.finish(out, work[_A, :k])
             return
@@ -320,12 +431,19 @@ class BatchRacing(ScriptedAgent):
       ``min U`` over ``S``) are kept in O(log n) per pull
       (:mod:`agents.order_stats`); when one shows that an arm is accepted or
       rejected, the round's decisions are made over all of ``S`` as above. Larger
-      batches do the same with the batch's arms: only they change their bounds
-      (the engine leaves them in ``sched[BATCH_ARMS, :iv[BATCH_LEN]]``), so the bounds
-      and the four order statistics are updated for them alone (O(b log n) per
-      batch), and the decisions are made over all of ``S`` only after a batch that
-      decides some arm; the trackers are exact, so the thresholds are the values the
-      paper's recomputation over ``S`` gives.
+      batches use that RoundRobin over ``S`` keeps its counts within one of each
+      other: ``S`` is the arms at the lowest count ``c`` (``X``) and at ``c + 1``
+      (``Y``), and within a level the bounds are in the order of the means. The
+      kernel draws a batch that takes only arms of ``X``, and the batch that ends a
+      sweep of ``X``, itself, with the scheduler's draws
+      (:func:`agents.lowest_level.pick_lowest`, :func:`agents.lowest_level.level_up`:
+      O(b + n/64) instead of passes over ``S``) and asks for exactly that batch; the
+      four order statistics come from the few largest means of each level and their
+      smallest (:mod:`agents.level_bounds`, O(k_t) per batch): a one-sided test on
+      ``X``'s list as it was built, and, when it cannot rule a decision out, the exact
+      values from a fresh list, which are the values the paper's recomputation over
+      ``S`` gives. Other batches (every arm pulled: ``batch_size=None``, or few
+      survivors) are the engine's ``Batch(S)``, after which the levels are rebuilt.
     """
 
     name = "batch_racing"

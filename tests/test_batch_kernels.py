@@ -5,8 +5,8 @@
 * a ``BATCH`` request whose lowest level holds more arms than the batch has pulls is
   scheduled (:func:`agents.engine.schedule`) as :func:`agents.engine.round_robin_into`
   schedules it, with the same draws;
-* BatchRacing (Jun et al. 2016, Alg. 2) with b > 1, which updates the bounds and order
-  statistics of the batch's arms only, decides after every batch exactly what the
+* BatchRacing (Jun et al. 2016, Alg. 2) with b > 1, which keeps the order statistics
+  of two pull levels (agents.level_bounds), decides after every batch exactly what the
   paper's recomputation over all of ``S`` decides (accept ``L_i > max^(k_t + 1) U``,
   reject ``U_i < max^(k_t) L``, eq. (2) bounds).
 """
@@ -87,7 +87,7 @@ def _decide_over_s(s, acc, counts, means, k, omega, sigma):
     return keep, acc
 
 
-@pytest.mark.parametrize(("b", "r"), [(40, 40), (30, 5), (None, 6)])
+@pytest.mark.parametrize(("b", "r"), [(40, 40), (30, 5), (None, 6), (3, 3), (4, 1), (7, 2)])
 def test_batch_racing_decides_as_the_recomputation_over_s(b, r) -> None:
     # The episode cut after t batches (max_batches=t) holds the decisions made on the
     # statistics of batches 1..t-1 and the counts and means after batch t.
