@@ -7,11 +7,16 @@ import math
 import numba
 import numpy as np
 
-from agents import engine
+from agents import engine, lowest_level
 from agents.base import FIXED_BUDGET, ScriptedAgent
 from bandit_envs.problem import Problem
 
 __all__ = ["Halving"]
+
+
+#: rows of the batch path's int64 work array (:mod:`agents.lowest_level`'s arguments).
+_X, _SB, _VIRT, _JPOS, _BITS, _CB, _PICK, _RA, _RR = range(9)
+_ROWS = 9
 
 
 @numba.njit
@@ -28,6 +33,11 @@ def run(ctx, prm):
     counts = np.empty(n, dtype=np.int64)
     values = np.empty(n)
     keep = np.empty(n, dtype=np.int64)
+    nw = (n + 63) >> 6
+    work = np.empty((0 if as_pulls else _ROWS, n), dtype=np.int64)
+    if not as_pulls:
+        work[_VIRT, :] = -1  # (lowest_level's scratch: -1 and 0 on entry)
+        work[_BITS, :] = 0
     for st in range(n_stages):
         share = int(prm[1 + st])
         size = int(prm[1 + n_stages + st])
@@ -46,8 +56,34 @@ def run(ctx, prm):
                         got += 1
                 yield engine.request_pull(ctx, arms[:got], reps[:got])
         else:
+            # The stage's RoundRobin batches over S. S sits at two pull levels (round robin
+            # keeps counts within one of each other); a batch that takes arms of the lowest
+            # level only, or that ends a sweep of it, is drawn here with the engine's draws
+            # (agents.lowest_level) and asked for as exactly that batch, in O(b + n/64);
+            # any other batch is the engine's BATCH over S (O(|S|)).
+            nx = lowest_level.two_levels(ctx.counts, surv, m, work[_SB], work[_X], nw)
             for _ in range(share):
-                yield engine.request_batch(ctx, surv[:m])
+                total, supply, per_arm = lowest_level.batch_total(ctx, m)
+                nb = -1
+                short = 0
+                if nx >= 0 and 0 < total < supply and nx <= total:
+                    nb, short = lowest_level.level_up(
+                        work[_X], work[_SB], nw, nx, m, total, per_arm, work[_VIRT],
+                        work[_JPOS], work[_BITS], work[_CB], ctx.rng, work[_PICK],
+                        work[_RA], work[_RR],
+                    )
+                if nb >= 0:
+                    yield engine.request_pull(ctx, work[_RA, :nb], work[_RR, :nb])
+                    nx = m - short
+                elif nx >= 0 and 0 < total < supply and nx > total:
+                    nx = lowest_level.pick_lowest(
+                        work[_X], nx, total, work[_VIRT], work[_JPOS], work[_BITS], ctx.rng,
+                        work[_PICK],
+                    )
+                    yield engine.request_each(ctx, work[_PICK, :total], 1)
+                else:
+                    yield engine.request_batch(ctx, surv[:m])
+                    nx = lowest_level.two_levels(ctx.counts, surv, m, work[_SB], work[_X], nw)
         # Keep the `size` best empirical means of S (never-pulled arms last).
         for j in range(m):
             a = surv[j]
@@ -111,7 +147,11 @@ class Halving(ScriptedAgent):
 
     Implementation: with ``batch_size=1`` a RoundRobin batch is one pull of a least-pulled
     survivor (ties at random), so a stage's ``B_s`` batches are asked as one pull request
-    of their RoundRobin allocation (the same law, O(1) per pull).
+    of their RoundRobin allocation (the same law, O(1) per pull). With larger batches the
+    survivors sit at two pull levels, and a batch that takes arms of the lowest level only
+    (or ends a sweep of it) is drawn by :mod:`agents.lowest_level` with exactly the draws
+    of the engine's RoundRobin batch over ``S``, in O(b + n/64) instead of O(|S|); other
+    batches are the engine's.
     """
 
     name = "halving"

@@ -29,7 +29,9 @@ from numba.extending import intrinsic
 
 from agents import engine
 
-__all__ = ["batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", "select_bit"]
+__all__ = [
+    "batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", "select_bit", "two_levels"
+]
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -243,3 +245,30 @@ def level_up(
         a = picked[i]
         xbits[a >> 6] &= ~(np.int64(1) << (a & 63))
     return out, short
+
+
+@numba.njit(cache=True, _nrt=False)
+def two_levels(counts, arms, m, sbits, xbits, nw) -> int:
+    """Bitmaps of ``S = arms[:m]`` (``sbits``) and of its arms at the lowest count (``xbits``).
+
+    Returns the number of arms at the lowest count, or -1 when the counts of ``S`` span
+    more than two levels (then :func:`pick_lowest` and :func:`level_up` do not apply).
+    """
+    for w in range(nw):
+        sbits[w] = 0
+        xbits[w] = 0
+    c = counts[arms[0]]
+    for j in range(m):
+        if counts[arms[j]] < c:
+            c = counts[arms[j]]
+    nx = 0
+    for j in range(m):
+        a = arms[j]
+        sbits[a >> 6] |= np.int64(1) << (a & 63)
+        d = counts[a] - c
+        if d == 0:
+            xbits[a >> 6] |= np.int64(1) << (a & 63)
+            nx += 1
+        elif d > 1:
+            return -1
+    return nx

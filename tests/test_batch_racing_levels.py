@@ -187,3 +187,70 @@ def test_level_lists_against_recomputation(seed: int) -> None:
             xbits[:] = _bitmap(s[counts[s] == c], n)
             nx = int((counts[s] == c).sum())
     assert decisive > 10
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_levels_against_recomputation(seed: int) -> None:
+    """``two_levels``: the bitmaps of S and of its lowest level, or -1 beyond two levels."""
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        m = int(rng.integers(1, n + 1))
+        s = rng.choice(n, size=m, replace=False).astype(np.int64)
+        counts = rng.integers(0, 100, size=n).astype(np.int64)
+        spread = int(rng.integers(0, 4))
+        counts[s] = int(rng.integers(0, 50)) + rng.integers(0, spread + 1, size=m)
+        nw = (n + 63) >> 6
+        sbits = np.full(nw, -1, dtype=np.int64)  # stale words must be cleared
+        xbits = np.full(nw, -1, dtype=np.int64)
+        nx = lowest_level.two_levels(counts, s, m, sbits, xbits, nw)
+        c = counts[s].min()
+        if counts[s].max() - c > 1:
+            assert nx == -1
+            continue
+        x = s[counts[s] == c]
+        assert nx == x.shape[0]
+        assert np.array_equal(sbits, _bitmap(s, n)[:nw])
+        assert np.array_equal(xbits, _bitmap(x, n)[:nw])
+
+
+@pytest.mark.parametrize(("b", "r"), [(8, 1), (8, 2), (8, 8), (64, 64), (64, 5), (3, 2)])
+def test_halving_batches_are_round_robin_over_the_survivors(b: int, r: int) -> None:
+    """Halving's batches (drawn by :mod:`agents.lowest_level` when they take the lowest
+    level) are RoundRobin batches over ``S``: at most ``r`` pulls per arm, ``min(b, r |S|)``
+    pulls, and a pull only goes to an arm of ``S`` with the fewest pulls counting the
+    batch's own (water filling)."""
+    import gymnasium as gym
+
+    import agents
+
+    env = gym.make("TopK-Batch-v0", instance="zhou2014-two-level", n_arms=150, k=5,
+                   budget=150 * 12, batch_size=b, repeat_limit=r, answer="agent")
+    agent = agents.make("halving")
+    obs, _ = env.reset(seed=3)
+    agent.reset(env.unwrapped.problem, seed=3)
+    batches = 0
+    while True:
+        counts = env.unwrapped._counts.copy()
+        action = agent.act(obs)
+        surv = agent.surviving.copy()  # S of the batch's stage (a stage ends inside act)
+        if int(obs.get("phase", 0)) == 0:
+            batches += 1
+            pulled = np.flatnonzero(action)
+            assert np.isin(pulled, surv).all()
+            assert action.max() <= r
+            left = env.unwrapped.problem.budget - counts.sum()
+            assert action.sum() == min(b, r * surv.shape[0], left)
+            after = counts + action
+            rest = np.setdiff1d(surv, pulled)
+            for a in pulled:
+                # its last pull went to an arm of S with the fewest pulls at that moment:
+                # not more than any arm of S the batch left alone
+                if rest.size:
+                    assert after[a] - 1 <= counts[rest].min()
+            assert after[surv].max() - after[surv].min() <= 1  # S stays at two levels
+        obs, reward, term, trunc, info = env.step(action)
+        agent.observe(action, obs, float(reward), term, trunc, info)
+        if term or trunc:
+            break
+    assert batches > 20
