@@ -6,8 +6,10 @@ import math
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from agents import engine
+from agents import lowest_level as LL
 from agents.base import FIXED_BUDGET, ScriptedAgent
 from agents.nsar import order_by_mean
 from bandit_envs.problem import Problem
@@ -52,7 +54,15 @@ def eq10_target(capacity, removed, b, nt, rt, alive, extra, harm):
 
 
 @numba.njit(cache=True)
-def _min_count(counts, order, lo, hi):
+def _min_count(counts, order, lo, hi, nx, xbits):
+    """The fewest pulls of a survivor ``order[lo:hi]``: an arm of the lowest level when
+    :func:`agents.lowest_level.two_levels` knows it (``nx > 0``, its bitmap ``xbits`` of
+    places), else a scan."""
+    if nx > 0:
+        for w in range(xbits.shape[0]):
+            if xbits[w] != 0:
+                j = (w << 6) + np.int64(trailing_zeros(xbits[w]))
+                return counts[order[lo + j]]
     low = counts[order[lo]]
     for j in range(lo + 1, hi):
         if counts[order[j]] < low:
@@ -77,6 +87,8 @@ def run(ctx, prm):
     accepted = 0
     sorted_at = -1  # pulls made when order was last sorted
     reached = 0  # every survivor has at least this many pulls
+    nw = (n + 63) >> 6
+    work = LL.plan_work(1 if as_pulls else n)
     for s in range(1, n - nt + 1):
         alive = n - s + 1
         target = eq10_target(capacity, removed, b, nt, rt, alive, extra[alive], harm[alive])
@@ -94,8 +106,25 @@ def run(ctx, prm):
                 if m > 0:
                     yield engine.request_pull(ctx, arms[:m], reps[:m])
             else:
-                while _min_count(ctx.counts, order, lo, hi) < target:
-                    yield engine.request_batch(ctx, order[lo:hi])
+                # RoundRobin batches over S = order[lo:hi] until every survivor has
+                # `target` pulls; S sits at two pull levels, so a batch that takes arms of
+                # the lowest level only (or ends a sweep of it) is drawn with the engine's
+                # draws by agents.lowest_level in O(b + n/64); other batches are the
+                # engine's BATCH over S.
+                m = hi - lo
+                surv = order[lo:hi]
+                nx = LL.two_levels(ctx.counts, surv, m, work[LL.P_SB], work[LL.P_X], nw)
+                while _min_count(ctx.counts, order, lo, hi, nx, work[LL.P_X, :nw]) < target:
+                    verdict, length, nx = LL.plan_batch(ctx, surv, m, work, nw, nx)
+                    if verdict == LL.PLAN_PULL:
+                        yield engine.request_pull(
+                            ctx, work[LL.P_RA, :length], work[LL.P_RR, :length]
+                        )
+                    elif verdict == LL.PLAN_EACH:
+                        yield engine.request_each(ctx, work[LL.P_PICK, :length], 1)
+                    else:
+                        yield engine.request_batch(ctx, surv)
+                        nx = LL.two_levels(ctx.counts, surv, m, work[LL.P_SB], work[LL.P_X], nw)
             reached = target
         if engine.pulls_left(ctx) == 0 or engine.batches_left(ctx) == 0:
             engine.finish(ctx, engine.current_answer(ctx))
@@ -150,8 +179,18 @@ def run(ctx, prm):
                     got += 1
             yield engine.request_pull(ctx, arms[:got], reps[:got])
     else:
+        m = hi - lo
+        surv = order[lo:hi]
+        nx = LL.two_levels(ctx.counts, surv, m, work[LL.P_SB], work[LL.P_X], nw)
         while engine.pulls_left(ctx) != 0 and engine.batches_left(ctx) != 0:
-            yield engine.request_batch(ctx, order[lo:hi])
+            verdict, length, nx = LL.plan_batch(ctx, surv, m, work, nw, nx)
+            if verdict == LL.PLAN_PULL:
+                yield engine.request_pull(ctx, work[LL.P_RA, :length], work[LL.P_RR, :length])
+            elif verdict == LL.PLAN_EACH:
+                yield engine.request_each(ctx, work[LL.P_PICK, :length], 1)
+            else:
+                yield engine.request_batch(ctx, surv)
+                nx = LL.two_levels(ctx.counts, surv, m, work[LL.P_SB], work[LL.P_X], nw)
     engine.finish(ctx, engine.current_answer(ctx))
 
 
@@ -223,7 +262,11 @@ class BatchSAR(ScriptedAgent):
     survivor up to ``m'_s`` and the last stage as the RoundRobin allocation of the
     pulls left: the same law as batch after batch, O(1) per pull. The ranking is kept
     (:func:`agents.nsar.order_by_mean`) until the means change: only ``rho(1)``,
-    ``rho(k')``, ``rho(k'+1)`` and ``rho(|S|)`` are read.
+    ``rho(k')``, ``rho(k'+1)`` and ``rho(|S|)`` are read. With larger batches the
+    survivors sit at two pull levels, and a batch that takes arms of the lowest level
+    only (or ends a sweep of it) is drawn by :func:`agents.lowest_level.plan_batch` with
+    exactly the draws of the engine's RoundRobin batch over ``S`` (in the ranking's
+    order), in O(b + n/64) instead of O(|S|); other batches are the engine's.
     """
 
     name = "batch_sar"

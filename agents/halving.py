@@ -7,16 +7,12 @@ import math
 import numba
 import numpy as np
 
-from agents import engine, lowest_level
+from agents import engine
+from agents import lowest_level as LL
 from agents.base import FIXED_BUDGET, ScriptedAgent
 from bandit_envs.problem import Problem
 
 __all__ = ["Halving"]
-
-
-#: rows of the batch path's int64 work array (:mod:`agents.lowest_level`'s arguments).
-_X, _SB, _VIRT, _JPOS, _BITS, _CB, _PICK, _RA, _RR = range(9)
-_ROWS = 9
 
 
 @numba.njit
@@ -34,10 +30,7 @@ def run(ctx, prm):
     values = np.empty(n)
     keep = np.empty(n, dtype=np.int64)
     nw = (n + 63) >> 6
-    work = np.empty((0 if as_pulls else _ROWS, n), dtype=np.int64)
-    if not as_pulls:
-        work[_VIRT, :] = -1  # (lowest_level's scratch: -1 and 0 on entry)
-        work[_BITS, :] = 0
+    work = LL.plan_work(1 if as_pulls else n)
     for st in range(n_stages):
         share = int(prm[1 + st])
         size = int(prm[1 + n_stages + st])
@@ -61,29 +54,16 @@ def run(ctx, prm):
             # level only, or that ends a sweep of it, is drawn here with the engine's draws
             # (agents.lowest_level) and asked for as exactly that batch, in O(b + n/64);
             # any other batch is the engine's BATCH over S (O(|S|)).
-            nx = lowest_level.two_levels(ctx.counts, surv, m, work[_SB], work[_X], nw)
+            nx = LL.two_levels(ctx.counts, surv, m, work[LL.P_SB], work[LL.P_X], nw)
             for _ in range(share):
-                total, supply, per_arm = lowest_level.batch_total(ctx, m)
-                nb = -1
-                short = 0
-                if nx >= 0 and 0 < total < supply and nx <= total:
-                    nb, short = lowest_level.level_up(
-                        work[_X], work[_SB], nw, nx, m, total, per_arm, work[_VIRT],
-                        work[_JPOS], work[_BITS], work[_CB], ctx.rng, work[_PICK],
-                        work[_RA], work[_RR],
-                    )
-                if nb >= 0:
-                    yield engine.request_pull(ctx, work[_RA, :nb], work[_RR, :nb])
-                    nx = m - short
-                elif nx >= 0 and 0 < total < supply and nx > total:
-                    nx = lowest_level.pick_lowest(
-                        work[_X], nx, total, work[_VIRT], work[_JPOS], work[_BITS], ctx.rng,
-                        work[_PICK],
-                    )
-                    yield engine.request_each(ctx, work[_PICK, :total], 1)
+                verdict, length, nx = LL.plan_batch(ctx, surv, m, work, nw, nx)
+                if verdict == LL.PLAN_PULL:
+                    yield engine.request_pull(ctx, work[LL.P_RA, :length], work[LL.P_RR, :length])
+                elif verdict == LL.PLAN_EACH:
+                    yield engine.request_each(ctx, work[LL.P_PICK, :length], 1)
                 else:
                     yield engine.request_batch(ctx, surv[:m])
-                    nx = lowest_level.two_levels(ctx.counts, surv, m, work[_SB], work[_X], nw)
+                    nx = LL.two_levels(ctx.counts, surv, m, work[LL.P_SB], work[LL.P_X], nw)
         # Keep the `size` best empirical means of S (never-pulled arms last).
         for j in range(m):
             a = surv[j]

@@ -30,7 +30,8 @@ from numba.extending import intrinsic
 from agents import engine
 
 __all__ = [
-    "batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", "select_bit", "two_levels"
+    "batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", "select_bit", "two_levels",
+    "plan_batch", "plan_work"
 ]
 
 
@@ -247,12 +248,15 @@ def level_up(
     return out, short
 
 
+
 @numba.njit(cache=True, _nrt=False)
 def two_levels(counts, arms, m, sbits, xbits, nw) -> int:
-    """Bitmaps of ``S = arms[:m]`` (``sbits``) and of its arms at the lowest count (``xbits``).
+    """Bitmaps of the places ``0..m-1`` of ``S = arms[:m]`` (``sbits``) and of the places of
+    its arms at the lowest count (``xbits``).
 
     Returns the number of arms at the lowest count, or -1 when the counts of ``S`` span
     more than two levels (then :func:`pick_lowest` and :func:`level_up` do not apply).
+    The bits are places in the request ``arms[:m]``: :func:`plan_batch` maps them back.
     """
     for w in range(nw):
         sbits[w] = 0
@@ -263,12 +267,66 @@ def two_levels(counts, arms, m, sbits, xbits, nw) -> int:
             c = counts[arms[j]]
     nx = 0
     for j in range(m):
-        a = arms[j]
-        sbits[a >> 6] |= np.int64(1) << (a & 63)
-        d = counts[a] - c
+        sbits[j >> 6] |= np.int64(1) << (j & 63)
+        d = counts[arms[j]] - c
         if d == 0:
-            xbits[a >> 6] |= np.int64(1) << (a & 63)
+            xbits[j >> 6] |= np.int64(1) << (j & 63)
             nx += 1
         elif d > 1:
             return -1
     return nx
+
+
+#: rows of the int64 work array of :func:`plan_batch` (``(PLAN_ROWS, n)``; make it with
+#: :func:`plan_work`).
+P_X, P_SB, P_VIRT, P_JPOS, P_BITS, P_CB, P_PICK, P_RA, P_RR = range(9)
+PLAN_ROWS = 9
+#: :func:`plan_batch`'s verdicts: ask ``request_pull(work[P_RA, :len], work[P_RR, :len])``,
+#: ``request_each(work[P_PICK, :len], 1)``, or the engine's ``request_batch`` over ``S``.
+PLAN_PULL, PLAN_EACH, PLAN_ENGINE = 0, 1, 2
+
+
+@numba.njit(cache=True)
+def plan_work(n):
+    """The work array of :func:`plan_batch` for ``n`` arms, its scratch rows initialised."""
+    work = np.empty((PLAN_ROWS, max(n, 2)), dtype=np.int64)
+    work[P_VIRT, :] = -1
+    work[P_BITS, :] = 0
+    return work
+
+
+@numba.njit(cache=True, _nrt=False)
+def plan_batch(ctx, arms, m, work, nw, nx) -> tuple[int, int, int]:
+    """The engine's next RoundRobin batch over ``S = arms[:m]``, drawn here when it can be.
+
+    ``S`` at two levels (:func:`two_levels`'s bitmaps in ``work``, ``nx`` arms at the
+    lowest, or ``nx = -1``). A batch that takes arms of the lowest level only
+    (:func:`pick_lowest`) or ends a sweep of it (:func:`level_up`) is drawn with the
+    engine's draws and written as arms (in request order) to the work rows; the caller
+    yields that request, which the engine serves as exactly that batch. Returns
+    ``(verdict, length, nx after the batch)``; with :data:`PLAN_ENGINE` nothing is drawn:
+    the caller asks ``request_batch`` over ``S`` and calls :func:`two_levels` again.
+    """
+    if nx < 0:
+        return PLAN_ENGINE, 0, nx
+    total, supply, per_arm = batch_total(ctx, m)
+    if not (0 < total < supply):
+        return PLAN_ENGINE, 0, nx
+    if nx <= total:
+        nb, short = level_up(
+            work[P_X], work[P_SB], nw, nx, m, total, per_arm, work[P_VIRT], work[P_JPOS],
+            work[P_BITS], work[P_CB], ctx.rng, work[P_PICK], work[P_RA], work[P_RR],
+        )
+        if nb < 0:
+            return PLAN_ENGINE, 0, nx
+        ra = work[P_RA]
+        for i in range(nb):
+            ra[i] = arms[ra[i]]
+        return PLAN_PULL, nb, m - short
+    left = pick_lowest(
+        work[P_X], nx, total, work[P_VIRT], work[P_JPOS], work[P_BITS], ctx.rng, work[P_PICK]
+    )
+    pick = work[P_PICK]
+    for i in range(total):
+        pick[i] = arms[pick[i]]
+    return PLAN_EACH, total, left
