@@ -7,7 +7,8 @@ Prints, in CPU time on one core (``time.process_time``), after one warm-up episo
    budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
    fixed-confidence agents play in fixed budget (anytime), as in the issue's table;
 2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull), with
-   independent rewards and with paired ones (the runner's);
+   independent rewards and with paired ones (the runner's): amortised over a budget-20n
+   episode, and marginal (budget 200n minus budget 20n, per extra batch);
 3. seconds per episode of every elimination agent on n = 12,979 arms (the size of
    jun2016-virus; a random Bernoulli instance, budget 20n; target 1 s);
 4. the warm-up of a fresh process: import, then the first episode of every agent, with
@@ -62,11 +63,13 @@ def pulls_per_second(name: str, n: int, k: int, batch_size: int | None, episodes
     return pulls / (time.process_time() - start)
 
 
-def batch_cost(name: str, b: int, episodes: int, paired: bool) -> tuple[float, float]:
-    """(us per batch, ns per pull) with (b, r) = (b, b), n = 1000, K = 10."""
+def _batch_episodes(
+    name: str, b: int, episodes: int, paired: bool, budget: int
+) -> tuple[float, int, int]:
+    """(CPU seconds, batches, pulls) of ``episodes`` episodes, (b, r) = (b, b), n = 1000, K = 10."""
     env = gym.make(
         "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=1000, k=10,
-        budget=20_000, batch_size=b, repeat_limit=b, answer="agent", paired=paired,
+        budget=budget, batch_size=b, repeat_limit=b, answer="agent", paired=paired,
     )
     agent = agents.make(name)
     agents.run_episode(env, agent, seed=0)
@@ -76,8 +79,23 @@ def batch_cost(name: str, b: int, episodes: int, paired: bool) -> tuple[float, f
         res = agents.run_episode(env, agent, seed=seed)
         batches += res.batches
         pulls += res.pulls
-    dt = time.process_time() - start
-    return dt / batches * 1e6, dt / pulls * 1e9
+    return time.process_time() - start, batches, pulls
+
+
+def batch_cost(name: str, b: int, episodes: int, paired: bool) -> tuple[float, float, float]:
+    """(us per batch, ns per pull, marginal us per batch) with (b, r) = (b, b), n = 1000, K = 10.
+
+    The first two amortise everything over a budget-20n episode (reset, dispatch,
+    per-round work such as ranking the survivors); the marginal cost is the extra CPU
+    time of a budget-200n episode over a budget-20n one, per extra batch: what one more
+    batch costs.
+    """
+    dt, batches, pulls = _batch_episodes(name, b, episodes, paired, 20_000)
+    big = max(1, episodes // 5)
+    dt2, batches2, _ = _batch_episodes(name, b, big, paired, 200_000)
+    extra = batches2 / big - batches / episodes
+    marginal = (dt2 / big - dt / episodes) / extra if extra > 0 else float("nan")
+    return dt / batches * 1e6, dt / pulls * 1e9, marginal * 1e6
 
 
 def big_episode(name: str, n: int = 12_979) -> float:
@@ -139,10 +157,11 @@ def main() -> None:
             continue
         for b in (8, 64):
             for paired in (False, True):
-                us, ns = batch_cost(name, b, episodes, paired)
+                us, ns, marginal = batch_cost(name, b, episodes, paired)
                 print(
                     f"{name:16s} b={b:3d} {'paired  ' if paired else 'unpaired'}: {us:7.2f} us/batch"
-                    f" = {ns:6.1f} ns/pull (target {2 + 0.05 * b:.2f} us)"
+                    f" = {ns:6.1f} ns/pull, marginal {marginal:5.2f} us/batch"
+                    f" (target {2 + 0.05 * b:.2f} us)"
                 )
     print("\n3. seconds per episode, n = 12,979, K = 100, budget 20n, batch_size=None (target 1 s)")
     for name in ELIMINATION:
