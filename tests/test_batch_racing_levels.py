@@ -255,3 +255,63 @@ def test_halving_batches_are_round_robin_over_the_survivors(b: int, r: int) -> N
         if term or trunc:
             break
     assert batches > 20
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_after_level_up_lists_bound_the_new_levels(seed: int) -> None:
+    """``_after_level_up`` against the levels recomputed from the counts: the new X's list
+    holds X's largest means (decreasing) and ``xpad`` bounds every unlisted arm of X (the
+    unpulled arms of the old Y below the old list's cut included); ``xmin_v`` bounds X
+    from below; the new Y's list is its top ``k_t + 1`` and ``ymin`` its smallest mean."""
+    rng = np.random.default_rng(seed)
+    for trial in range(300):
+        n = int(rng.integers(3, 120))
+        kt = int(rng.integers(0, 6))
+        c = int(rng.integers(1, 6))
+        counts = c + (rng.random(n) < rng.random()).astype(np.int64)
+        counts[rng.integers(n)] = c
+        means = rng.random(n)
+        if trial % 3 == 0:
+            means = np.round(means, 1)  # ties
+        x_old = np.flatnonzero(counts == c)
+        y_old = np.flatnonzero(counts == c + 1)
+        yt = np.zeros(n + 2, dtype=np.int64)
+        nyt = lb.top_into(means, y_old, y_old.shape[0], kt + 1, yt)
+        cut = means[yt[nyt - 1]] if nyt > 0 and y_old.shape[0] > nyt else -np.inf
+        ymin_v = means[y_old].min() if y_old.size else np.inf
+        # the batch: one pull for every arm of X, one more for `short` arms (of Y, or of S
+        # when an arm may take two pulls), then the pulled arms' means move
+        two = trial % 2 == 1
+        pool = np.arange(n) if two else y_old
+        short = int(rng.integers(0, pool.shape[0])) if pool.size else 0
+        extra = np.sort(rng.choice(pool, size=short, replace=False)) if short else pool[:0]
+        reps = np.zeros(n, dtype=np.int64)
+        reps[x_old] += 1
+        reps[extra] += 1
+        batch = np.flatnonzero(reps).astype(np.int64)
+        counts = counts + reps
+        means = means.copy()
+        means[batch] = np.round(rng.random(batch.shape[0]), 1 if trial % 3 == 0 else 12)
+        xt = np.zeros(n + 2, dtype=np.int64)
+        xv = np.zeros(n + 2)
+        tmp = np.zeros(2 * n + 2, dtype=np.int64)
+        nxt, nyt2, xmin_v, xpad, ymin = br._after_level_up(
+            counts, means, c, batch, batch.shape[0], yt, nyt, cut, ymin_v, kt, xt, xv, tmp
+        )
+        x_new = np.flatnonzero(counts == c + 1)
+        y_new = np.flatnonzero(counts == c + 2)
+        listed = xt[:nxt]
+        assert np.isin(listed, x_new).all() and np.unique(listed).size == nxt
+        assert (np.diff(means[listed]) <= 0).all()
+        assert np.array_equal(xv[:nxt], means[listed])
+        rest = np.setdiff1d(x_new, listed)
+        if rest.size:
+            assert means[rest].max() <= xpad, (trial, means[rest].max(), xpad)
+        if x_new.size:
+            assert xmin_v <= means[x_new].min()
+        assert nyt2 == min(kt + 1, y_new.shape[0])
+        assert np.array_equal(np.sort(means[yt[:nyt2]])[::-1], np.sort(means[y_new])[::-1][:nyt2])
+        if y_new.size:
+            assert means[ymin] == means[y_new].min()
+        else:
+            assert ymin == -1
