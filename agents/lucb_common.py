@@ -672,14 +672,37 @@ def _clucb_settle(st):
 
 @numba.njit(cache=True, _nrt=False)
 def _kl_epoch(st, ctx, prm, level):
-    """A new KL epoch: every key of the bound heaps at ``level``; the heaps rebuilt (O(n))."""
+    """A new KL epoch: every key of the bound heaps at ``level``; the heaps rebuilt (O(n)).
+
+    Arms with the same (mean, count) on a side get the same key: with Bernoulli rewards
+    each such class's bisection is run once (a hash table in the kinetic trees' arrays,
+    which the KL radius leaves unused: ``kwin[0]`` the count, ``kexp[0]`` the mean,
+    ``kexp[1]`` the key), so an epoch costs a bisection per distinct class, not per arm.
+    """
     heap, pos, key, size, sgn, tb, seen, fs = st[0], st[1], st[2], st[3], st[4], st[5], st[8], st[9]
+    kwin, kexp = st[11], st[12]
     sigma = ctx.fv[engine.SIGMA]
     fs[F_BETA] = level
+    memo = int(prm[P_FAMILY]) == divergences.BERNOULLI
+    mask = kwin.shape[1] - 1  # (a power of two, at least 2n)
     for q in (HL, LU):
+        if memo:
+            kwin[0, :] = -1
         for j in range(size[q]):
             a = heap[q, j]
-            key[q, a] = _kl_key(prm, ctx.means[a], seen[a], level, sigma, q == HL)
+            mu = ctx.means[a]
+            c = seen[a]
+            if not memo:
+                key[q, a] = _kl_key(prm, mu, c, level, sigma, q == HL)
+                continue
+            h = (c * 1000003 + int(mu * 1048576.0) * 7919) & mask
+            while kwin[0, h] >= 0 and not (kwin[0, h] == c and kexp[0, h] == mu):
+                h = (h + 1) & mask
+            if kwin[0, h] < 0:
+                kwin[0, h] = c
+                kexp[0, h] = mu
+                kexp[1, h] = _kl_key(prm, mu, c, level, sigma, q == HL)
+            key[q, a] = kexp[1, h]
         _heapify(heap, pos, key, size, sgn, tb, q)
 
 
