@@ -146,6 +146,16 @@ IH, IL, PK = 4, 5, 6
 #: ``m`` (``M (+) M~`` has ``2m`` arms).
 F_C, F_BETA = 0, 1
 J_HALF, J_M = 0, 1
+#: KL-LUCB's classes (:func:`_cls_join`): ``js[J_OCC]`` the used slots of the current
+#: table, ``js[J_TAB]`` which of the two tables is current.
+J_OCC, J_TAB = 2, 3
+#: rows of ``kwin`` when it holds KL-LUCB's classes: per arm its class's slot and its
+#: pairing-heap links (first child, next sibling, and the node pointing at it); per slot
+#: of table 0 / 1 the class code ``2 count + side`` (-1: free) and the class's root arm
+#: (-1: empty). ``kexp[t, slot]``: the class's mean.
+C_CLS, C_CHILD, C_SIB, C_PREV = 0, 1, 2, 7
+C_CODE = (3, 5)
+C_ROOT = (4, 6)
 
 
 # ------------------------------------------------------------- indexed heaps
@@ -375,6 +385,8 @@ def _set_side(st, ctx, prm, i, high, sigma):
         _insert(heap, pos, key, size, sgn, tb, HM, i)
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 0, i, True, c, half)
+        elif _classes(prm):
+            _cls_join(st, ctx, prm, HL, i, sigma)
         else:
             if prm[P_RADIUS] == RADIUS_KL:
                 key[HL, i] = _kl_key(prm, mu, seen[i], fs[F_BETA], sigma, True)
@@ -388,6 +400,8 @@ def _set_side(st, ctx, prm, i, high, sigma):
         _insert(heap, pos, key, size, sgn, tb, LM, i)
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 1, i, True, c, half)
+        elif _classes(prm):
+            _cls_join(st, ctx, prm, LU, i, sigma)
         else:
             if prm[P_RADIUS] == RADIUS_KL:
                 key[LU, i] = _kl_key(prm, mu, seen[i], fs[F_BETA], sigma, False)
@@ -426,12 +440,12 @@ def _build(ctx, prm, c):
     fs[F_C] = c
     if prm[P_RADIUS] == RADIUS_KL:
         fs[F_BETA] = _kl_level(prm, n, 1)
-    js = np.zeros(2, dtype=np.int64)
+    js = np.zeros(4, dtype=np.int64)
     half = 1
     while half < n:
         half *= 2
     js[J_HALF] = half
-    kwin = np.full((2, 2 * half), -1, dtype=np.int64)
+    kwin = np.full((8 if _classes(prm) else 2, 2 * half), -1, dtype=np.int64)
     kexp = np.full((2, 2 * half), np.inf)
     stack = np.empty(2 * half, dtype=np.int64)
     order = np.empty(2 * half, dtype=np.int64)
@@ -464,6 +478,9 @@ def _fold(st, ctx, prm, i):
         _sift(heap, pos, key, size, sgn, tb, HM, pos[HM, i])
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 0, i, True, fs[F_C], js[J_HALF])
+        elif _classes(prm):
+            _cls_leave(st, HL, i)
+            _cls_join(st, ctx, prm, HL, i, sigma)
         else:
             if prm[P_RADIUS] == RADIUS_KL:
                 key[HL, i] = _kl_key(prm, mu, c, fs[F_BETA], sigma, True)
@@ -479,6 +496,9 @@ def _fold(st, ctx, prm, i):
         _sift(heap, pos, key, size, sgn, tb, LM, pos[LM, i])
         if kinetic:
             _kset(kwin, kexp, ctx.means, la, ub, tb, 1, i, True, fs[F_C], js[J_HALF])
+        elif _classes(prm):
+            _cls_leave(st, LU, i)
+            _cls_join(st, ctx, prm, LU, i, sigma)
         else:
             if prm[P_RADIUS] == RADIUS_KL:
                 key[LU, i] = _kl_key(prm, mu, c, fs[F_BETA], sigma, False)
@@ -509,11 +529,183 @@ def _repair(st, ctx, prm):
         if kinetic:
             _kset(kwin, kexp, means, la, ub, tb, 0, w, False, fs[F_C], js[J_HALF])
             _kset(kwin, kexp, means, la, ub, tb, 1, s, False, fs[F_C], js[J_HALF])
+        elif _classes(prm):
+            _cls_leave(st, HL, w)
+            _cls_leave(st, LU, s)
         else:
             _leave(heap, pos, key, size, sgn, tb, HL, IH, w)
             _leave(heap, pos, key, size, sgn, tb, LU, IL, s)
         _set_side(st, ctx, prm, w, False, sigma)
         _set_side(st, ctx, prm, s, True, sigma)
+
+
+# ------------------------------------------------ KL-LUCB's (mean, count) classes
+# With Bernoulli rewards many arms share a mean and a count (every Low arm with one pull
+# and reward 0, ...), hence the same KL bounds, and among them the tie key decides. So
+# the bound heaps HL / LU hold one arm per class (side, count, mean): the class's root,
+# its member that ranks first by tie key; the other members wait in the class's pairing
+# heap (by tie key; links in ``kwin[C_CHILD]`` / ``kwin[C_SIB]``). The walk then visits
+# classes, not arms, and a class's key is computed once per epoch. Classes are found by
+# a hash table (open addressing) in ``kwin`` / ``kexp``; stale classes are dropped by
+# copying the live ones to the other table when 3/4 of the slots are used. The pulled
+# ``h`` and ``l`` are roots (the walk ranks roots only), and so is ``_repair``'s weakest
+# High arm (smallest mean, then the tie order of HL); its strongest Low arm ranks by the
+# opposite tie order of LU, so it may sit inside its class's heap: it is cut out there.
+@numba.njit(cache=True, _nrt=False)
+def _classes(prm):
+    """Whether the bound heaps hold classes: KL bounds of the Bernoulli family."""
+    return prm[P_RADIUS] == RADIUS_KL and int(prm[P_FAMILY]) == divergences.BERNOULLI
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pair_link(cs, tb, s, a, b):
+    """Merge the pairing heaps rooted at ``a`` and ``b`` (tie key ``s * tb``); the root."""
+    if s * tb[b] > s * tb[a]:
+        a, b = b, a
+    c = cs[C_CHILD, a]
+    cs[C_SIB, b] = c
+    if c >= 0:
+        cs[C_PREV, c] = b
+    cs[C_CHILD, a] = b
+    cs[C_PREV, b] = a
+    return a
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pair_pop(cs, tb, s, root, scratch):
+    """Merge the children of ``root`` (pairs left to right, then right to left); the root."""
+    c = cs[C_CHILD, root]
+    cs[C_CHILD, root] = -1
+    m = 0
+    while c >= 0:
+        d = cs[C_SIB, c]
+        cs[C_SIB, c] = -1
+        cs[C_PREV, c] = -1
+        if d < 0:
+            scratch[m] = c
+            m += 1
+            break
+        nxt = cs[C_SIB, d]
+        cs[C_SIB, d] = -1
+        cs[C_PREV, d] = -1
+        scratch[m] = _pair_link(cs, tb, s, c, d)
+        m += 1
+        c = nxt
+    if m == 0:
+        return -1
+    r = scratch[m - 1]
+    for j in range(m - 2, -1, -1):
+        r = _pair_link(cs, tb, s, scratch[j], r)
+    return r
+
+
+@numba.njit(cache=True, _nrt=False)
+def _cls_slot(cs, kexp, t, code, mu):
+    """The slot of class ``(code, mu)`` in table ``t``, or the free slot where it goes."""
+    mask = cs.shape[1] - 1
+    h = (code * 1000003 + int(mu * 1048576.0) * 7919) & mask
+    while cs[C_CODE[t], h] >= 0 and not (cs[C_CODE[t], h] == code and kexp[t, h] == mu):
+        h = (h + 1) & mask
+    return h
+
+
+@numba.njit(cache=True, _nrt=False)
+def _cls_compact(cs, kexp, js, scratch):
+    """Copy the non-empty classes to the other table (their members' slots updated)."""
+    old = js[J_TAB]
+    new = 1 - old
+    cs[C_CODE[new], :] = -1
+    occ = 0
+    for slot in range(cs.shape[1]):
+        code = cs[C_CODE[old], slot]
+        root = cs[C_ROOT[old], slot]
+        if code < 0 or root < 0:
+            continue
+        h = _cls_slot(cs, kexp, new, code, kexp[old, slot])
+        cs[C_CODE[new], h] = code
+        cs[C_ROOT[new], h] = root
+        kexp[new, h] = kexp[old, slot]
+        occ += 1
+        scratch[0] = root  # every member: the root's tree
+        m = 1
+        while m > 0:
+            m -= 1
+            x = scratch[m]
+            cs[C_CLS, x] = h
+            for y in (cs[C_CHILD, x], cs[C_SIB, x] if x != root else -1):
+                if y >= 0:
+                    scratch[m] = y
+                    m += 1
+    js[J_TAB] = new
+    js[J_OCC] = occ
+
+
+@numba.njit(cache=True, _nrt=False)
+def _cls_join(st, ctx, prm, q, a, sigma):
+    """Arm ``a`` (its mean, count and tie key current) joins its class in heap ``q``."""
+    heap, pos, key, size, sgn, tb, seen, fs, js, cs, kexp, scratch = (
+        st[0], st[1], st[2], st[3], st[4], st[5], st[8], st[9], st[10], st[11], st[12], st[13]
+    )
+    if 4 * js[J_OCC] >= 3 * cs.shape[1]:
+        _cls_compact(cs, kexp, js, scratch)
+    t = js[J_TAB]
+    mu = ctx.means[a]
+    code = 2 * seen[a] + (1 if q == LU else 0)
+    h = _cls_slot(cs, kexp, t, code, mu)
+    if cs[C_CODE[t], h] < 0:
+        cs[C_CODE[t], h] = code
+        cs[C_ROOT[t], h] = -1
+        kexp[t, h] = mu
+        js[J_OCC] += 1
+    cs[C_CLS, a] = h
+    cs[C_CHILD, a] = -1
+    cs[C_SIB, a] = -1
+    cs[C_PREV, a] = -1
+    root = cs[C_ROOT[t], h]
+    if root < 0:
+        key[q, a] = _kl_key(prm, mu, seen[a], fs[F_BETA], sigma, q == HL)
+        _insert(heap, pos, key, size, sgn, tb, q, a)
+        cs[C_ROOT[t], h] = a
+        return
+    new = _pair_link(cs, tb, sgn[q], root, a)
+    if new == a:  # a ranks first: it takes the root's place in the heap
+        key[q, a] = key[q, root]
+        _put(heap, pos, key, size, sgn, tb, q, root, a)
+        cs[C_ROOT[t], h] = a
+
+
+@numba.njit(cache=True, _nrt=False)
+def _cls_leave(st, q, a):
+    """Arm ``a`` leaves its class (the root: also heap ``q``, where the next root enters)."""
+    heap, pos, key, size, sgn, tb, js, cs, scratch = (
+        st[0], st[1], st[2], st[3], st[4], st[5], st[10], st[11], st[13]
+    )
+    t = js[J_TAB]
+    h = cs[C_CLS, a]
+    cs[C_CLS, a] = -1
+    root = cs[C_ROOT[t], h]
+    if root != a:  # cut a's subtree out, put its children back under the root
+        p = cs[C_PREV, a]
+        nxt = cs[C_SIB, a]
+        if cs[C_CHILD, p] == a:
+            cs[C_CHILD, p] = nxt
+        else:
+            cs[C_SIB, p] = nxt
+        if nxt >= 0:
+            cs[C_PREV, nxt] = p
+        cs[C_SIB, a] = -1
+        cs[C_PREV, a] = -1
+        sub = _pair_pop(cs, tb, sgn[q], a, scratch)
+        if sub >= 0:
+            _pair_link(cs, tb, sgn[q], root, sub)  # (the root stays first)
+        return
+    new = _pair_pop(cs, tb, sgn[q], a, scratch)
+    cs[C_ROOT[t], h] = new
+    if new < 0:
+        _remove(heap, pos, key, size, sgn, tb, q, a)
+    else:
+        key[q, new] = key[q, a]
+        _put(heap, pos, key, size, sgn, tb, q, a, new)
 
 
 # ---------------------------------------------------------- best-first walks
@@ -674,35 +866,16 @@ def _clucb_settle(st):
 def _kl_epoch(st, ctx, prm, level):
     """A new KL epoch: every key of the bound heaps at ``level``; the heaps rebuilt (O(n)).
 
-    Arms with the same (mean, count) on a side get the same key: with Bernoulli rewards
-    each such class's bisection is run once (a hash table in the kinetic trees' arrays,
-    which the KL radius leaves unused: ``kwin[0]`` the count, ``kexp[0]`` the mean,
-    ``kexp[1]`` the key), so an epoch costs a bisection per distinct class, not per arm.
+    With classes (:func:`_cls_join`) the heaps hold one arm per class: a bisection per
+    class, not per arm.
     """
     heap, pos, key, size, sgn, tb, seen, fs = st[0], st[1], st[2], st[3], st[4], st[5], st[8], st[9]
-    kwin, kexp = st[11], st[12]
     sigma = ctx.fv[engine.SIGMA]
     fs[F_BETA] = level
-    memo = int(prm[P_FAMILY]) == divergences.BERNOULLI
-    mask = kwin.shape[1] - 1  # (a power of two, at least 2n)
     for q in (HL, LU):
-        if memo:
-            kwin[0, :] = -1
         for j in range(size[q]):
             a = heap[q, j]
-            mu = ctx.means[a]
-            c = seen[a]
-            if not memo:
-                key[q, a] = _kl_key(prm, mu, c, level, sigma, q == HL)
-                continue
-            h = (c * 1000003 + int(mu * 1048576.0) * 7919) & mask
-            while kwin[0, h] >= 0 and not (kwin[0, h] == c and kexp[0, h] == mu):
-                h = (h + 1) & mask
-            if kwin[0, h] < 0:
-                kwin[0, h] = c
-                kexp[0, h] = mu
-                kexp[1, h] = _kl_key(prm, mu, c, level, sigma, q == HL)
-            key[q, a] = kexp[1, h]
+            key[q, a] = _kl_key(prm, ctx.means[a], seen[a], level, sigma, q == HL)
         _heapify(heap, pos, key, size, sgn, tb, q)
 
 
