@@ -95,8 +95,10 @@ class KLLUCB(LUCBFamily):
       at the epoch's largest rate, a best-first walk computing exact bounds; the module
       docstring of :mod:`agents.lucb_common`), not by recomputing all ``n`` bounds per
       round. ``tests/test_agents_klucb_ugape.py`` checks it against the literal loop.
-      Fast for Gaussian rewards; for Bernoulli rewards arms with equal (mean, count)
-      make the walk O(class size), about 20x slower than LUCB1 at n = 1000.
+      Bernoulli arms with equal (mean, count) are one entry of the heaps (a class).
+      Pulls per second at n = 1000 (budget 20n): 1.0-1.2M for Gaussian rewards,
+      0.47-0.54M for Bernoulli ones, where every round also pays two or more exact KL
+      bounds at the round's rate (root-finding, about 0.5-0.9 us each).
     """
 
     name = "kl_lucb"
