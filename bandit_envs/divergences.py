@@ -40,7 +40,11 @@ __all__ = [
     "kl_bernoulli",
     "kl_gaussian",
     "kl_lower",
+    "kl_lower_from",
+    "kl_lower_outer",
     "kl_upper",
+    "kl_upper_from",
+    "kl_upper_outer",
     "transport_cost",
 ]
 
@@ -122,18 +126,19 @@ def _bisect_lower(p: float, level: float) -> float:
 
 
 @numba.njit(cache=True, _nrt=False)
-def _newton_root(p: float, level: float, q: float, upper: bool) -> float:
-    """Newton's iterates for ``d(p, q) = level`` from ``q`` beyond the root.
+def _newton_root(p: float, level: float, q: float, upper: bool, steps: int = 60) -> float:
+    """Newton's iterates (at most ``steps``) for ``d(p, q) = level`` from ``q``.
 
     In the variable ``y = log(1 - q)`` (``upper``) or ``y = log(q)``, ``d(p, q(y))`` is
     convex and monotone, and nearly linear far from ``p`` (large levels), so from a
-    start beyond the root the iterates approach it monotonically and fast. They stop
+    start beyond the root the iterates approach it monotonically and fast (from a start
+    short of it, the first step overshoots it). They stop
     when a step moves ``q`` by at most ``1e-9`` (the next error is then about its
     square). Only an estimate: the caller checks it (:func:`_replay_bisection`).
     """
     q = min(max(q, EPS), 1.0 - EPS)
     y = math.log1p(-q) if upper else math.log(q)
-    for _ in range(60):
+    for _ in range(steps):
         g = kl_bernoulli(p, q) - level
         # dd/dy: d'(q) = (q - p) / (q (1 - q)) times dq/dy = -(1 - q) or q
         slope = -(q - p) / q if upper else (q - p) / (1.0 - q)
@@ -212,6 +217,22 @@ def _replay_bisection(p: float, level: float, r: float, upper: bool) -> float:
 
 
 @numba.njit(cache=True, _nrt=False)
+def _upper_start(p: float, level: float) -> float:
+    """A point above the root of ``d(p, q) = level``: ``d(p, q) >= 2 (q - p)^2`` (Pinsker)
+    and ``>= (q - p)^2 / (2q)``."""
+    s = min(p + math.sqrt(0.5 * level), p + level + math.sqrt(level * level + 2.0 * level * p))
+    return min(s, 1.0)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _lower_start(p: float, level: float) -> float:
+    """A point below the root of ``d(p, q) = level`` on ``[0, p]`` (the mirror images)."""
+    c = 1.0 - p
+    s = max(p - math.sqrt(0.5 * level), p - level - math.sqrt(level * level + 2.0 * level * c))
+    return max(s, 0.0)
+
+
+@numba.njit(cache=True, _nrt=False)
 def kl_upper(family: int, p: float, level: float, sigma: float) -> float:
     """``max {q >= p : d(p, q) <= level}`` (1 at most for Bernoulli): the KL-UCB index.
 
@@ -223,12 +244,7 @@ def kl_upper(family: int, p: float, level: float, sigma: float) -> float:
         return p
     if family == GAUSSIAN:
         return p + sigma * math.sqrt(2.0 * level)
-    if kl_bernoulli(p, 1.0) <= level:
-        return 1.0
-    # start above the root: d(p, q) >= 2 (q - p)^2 (Pinsker) and >= (q - p)^2 / (2q)
-    start = min(p + math.sqrt(0.5 * level), p + level + math.sqrt(level * level + 2.0 * level * p))
-    r = _newton_root(p, level, min(start, 1.0), True)
-    return _replay_bisection(p, level, r, True)
+    return kl_upper_from(p, level, _upper_start(p, level))
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -242,13 +258,76 @@ def kl_lower(family: int, p: float, level: float, sigma: float) -> float:
         return p
     if family == GAUSSIAN:
         return p - sigma * math.sqrt(2.0 * level)
+    return kl_lower_from(p, level, _lower_start(p, level))
+
+
+@numba.njit(cache=True, _nrt=False)
+def kl_upper_from(p: float, level: float, guess: float) -> float:
+    """:func:`kl_upper` of Bernoulli laws (the same value), Newton started at ``guess``.
+
+    A guess near the index (e.g. the index at a nearby level) saves Newton steps; any
+    guess in ``[0, 1]`` gives the same value.
+    """
+    if level <= 0.0:
+        return p
+    if kl_bernoulli(p, 1.0) <= level:
+        return 1.0
+    r = _newton_root(p, level, min(max(guess, p), 1.0), True)
+    return _replay_bisection(p, level, r, True)
+
+
+@numba.njit(cache=True, _nrt=False)
+def kl_lower_from(p: float, level: float, guess: float) -> float:
+    """:func:`kl_lower` of Bernoulli laws (the same value), Newton started at ``guess``."""
+    if level <= 0.0:
+        return p
     if kl_bernoulli(p, 0.0) <= level:
         return 0.0
-    # start below the root: the mirror images of kl_upper's bounds
-    c = 1.0 - p
-    start = max(p - math.sqrt(0.5 * level), p - level - math.sqrt(level * level + 2.0 * level * c))
-    r = _newton_root(p, level, max(start, 0.0), False)
+    r = _newton_root(p, level, max(min(guess, p), 0.0), False)
     return _replay_bisection(p, level, r, False)
+
+
+#: Newton steps of :func:`kl_upper_outer` / :func:`kl_lower_outer`, and their step
+#: outwards when Newton has converged (the result must be strictly beyond the index).
+_OUTER_STEPS = 2
+_OUTER_BUMP = 1e-9
+
+
+@numba.njit(cache=True, _nrt=False)
+def kl_upper_outer(p: float, level: float) -> float:
+    """A number ``>=`` :func:`kl_upper` of Bernoulli laws, cheaply (about 3 divergences).
+
+    Two Newton steps from above the root stay above it (convexity; about ``1e-8`` above
+    it); the result (or, if Newton converged, the result plus ``1e-9``) is kept only if
+    its computed divergence exceeds ``level`` by more than twice the divergence's
+    rounding error (:func:`_replay_bisection`), which proves it above the bisection's
+    value; else the index itself is returned.
+    """
+    if level <= 0.0:
+        return p
+    if kl_bernoulli(p, 1.0) <= level:
+        return 1.0
+    q = _newton_root(p, level, _upper_start(p, level), True, _OUTER_STEPS)
+    for bump in (0.0, _OUTER_BUMP):  # (Newton may have converged: a step up)
+        x = min(q + bump, 1.0)
+        if kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
+            return x
+    return kl_upper_from(p, level, q)
+
+
+@numba.njit(cache=True, _nrt=False)
+def kl_lower_outer(p: float, level: float) -> float:
+    """A number ``<=`` :func:`kl_lower` of Bernoulli laws, cheaply (as :func:`kl_upper_outer`)."""
+    if level <= 0.0:
+        return p
+    if kl_bernoulli(p, 0.0) <= level:
+        return 0.0
+    q = _newton_root(p, level, _lower_start(p, level), False, _OUTER_STEPS)
+    for bump in (0.0, _OUTER_BUMP):
+        x = max(q - bump, 0.0)
+        if kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
+            return x
+    return kl_lower_from(p, level, q)
 
 
 @numba.njit(cache=True, _nrt=False)

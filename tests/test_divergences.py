@@ -57,16 +57,22 @@ def test_family_code_rejects_unknown_distributions() -> None:
 
 
 @numba.njit
-def _mismatches(ps: np.ndarray, levels: np.ndarray) -> int:
-    """How many (p, level) give a Bernoulli index other than the reference bisection's."""
-    bad = 0
+def _mismatches(ps: np.ndarray, levels: np.ndarray, guesses: np.ndarray) -> np.ndarray:
+    """Per (p, level): whether the Bernoulli index differs from the reference bisection's
+    (``kl_upper``/``kl_lower``; the ``_from`` variants from ``guesses``), and whether the
+    outer bounds fail to bound it (``kl_upper_outer < up`` or ``kl_lower_outer > lo``)."""
+    bad = np.zeros(3, dtype=np.int64)
     for i in range(ps.shape[0]):
-        p, level = ps[i], levels[i]
+        p, level, g = ps[i], levels[i], guesses[i]
         up = 1.0 if dv.kl_bernoulli(p, 1.0) <= level else dv._bisect_upper(p, level)
         lo = 0.0 if dv.kl_bernoulli(p, 0.0) <= level else dv._bisect_lower(p, level)
         bern = dv.BERNOULLI
         if dv.kl_upper(bern, p, level, 0.0) != up or dv.kl_lower(bern, p, level, 0.0) != lo:
-            bad += 1
+            bad[0] += 1
+        if dv.kl_upper_from(p, level, g) != up or dv.kl_lower_from(p, level, g) != lo:
+            bad[1] += 1
+        if dv.kl_upper_outer(p, level) < up or dv.kl_lower_outer(p, level) > lo:
+            bad[2] += 1
     return bad
 
 
@@ -74,7 +80,8 @@ def test_kl_indices_are_the_reference_bisection_bit_for_bit() -> None:
     """The Newton-started replay returns the 50-step bisection's value exactly.
 
     Means of every kind the agents meet (uniform, proportions ``S/T``, within ``1e-16`` of
-    0 and 1, exactly 0 and 1) and levels from ``1e-10`` to 50 (``beta / T``).
+    0 and 1, exactly 0 and 1) and levels from ``1e-10`` to 50 (``beta / T``); the
+    ``_from`` variants from any guess in [0, 1]; the outer bounds bound the index.
     """
     rng = np.random.default_rng(20261125)
     m = 100_000
@@ -90,4 +97,5 @@ def test_kl_indices_are_the_reference_bisection_bit_for_bit() -> None:
     )
     ps = np.minimum(ps, 1.0)
     levels = 10.0 ** rng.uniform(-10, 1.7, ps.shape[0])
-    assert _mismatches(ps, levels) == 0
+    guesses = rng.random(ps.shape[0])
+    assert list(_mismatches(ps, levels, guesses)) == [0, 0, 0]
