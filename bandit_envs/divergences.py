@@ -100,29 +100,37 @@ _U = 2.0**-53
 
 
 @numba.njit(cache=True, _nrt=False)
-def _bisect_upper(p: float, level: float) -> float:
-    """The reference loop of :func:`kl_upper` (Bernoulli, ``d(p, 1) > level``)."""
-    lo, hi = p, 1.0
+def _bisect(p: float, level: float, upper: bool, past: float, near: float) -> float:
+    """The 50-step bisection of :func:`kl_upper` (``upper``, on ``[p, 1]``) or of
+    :func:`kl_lower` (on ``[0, p]``), told the comparisons of the midpoints beyond ``past``
+    (``d > level`` there) and short of ``near`` (``d <= level``); the others it computes.
+
+    With ``past`` and ``near`` at the infinities it is the plain loop (the reference).
+    """
+    lo, hi = (p, 1.0) if upper else (0.0, p)
     for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
-        if kl_bernoulli(p, mid) > level:
+        if upper:
+            over = mid >= past or (mid > near and kl_bernoulli(p, mid) > level)
+        else:
+            over = mid <= past or (mid < near and kl_bernoulli(p, mid) > level)
+        if over == upper:
             hi = mid
         else:
             lo = mid
-    return lo
+    return lo if upper else hi
+
+
+@numba.njit(cache=True, _nrt=False)
+def _bisect_upper(p: float, level: float) -> float:
+    """The reference loop of :func:`kl_upper` (Bernoulli, ``d(p, 1) > level``)."""
+    return _bisect(p, level, True, math.inf, -math.inf)
 
 
 @numba.njit(cache=True, _nrt=False)
 def _bisect_lower(p: float, level: float) -> float:
     """The reference loop of :func:`kl_lower` (Bernoulli, ``d(p, 0) > level``)."""
-    lo, hi = 0.0, p
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        if kl_bernoulli(p, mid) > level:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return _bisect(p, level, False, -math.inf, math.inf)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -191,29 +199,7 @@ def _replay_bisection(p: float, level: float, r: float, upper: bool) -> float:
         w *= 16.0
     else:
         return _bisect_upper(p, level) if upper else _bisect_lower(p, level)
-    if upper:
-        for _ in range(_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            if mid >= past:
-                hi = mid
-            elif mid <= near:
-                lo = mid
-            elif kl_bernoulli(p, mid) > level:
-                hi = mid
-            else:
-                lo = mid
-        return lo
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        if mid <= past:
-            lo = mid
-        elif mid >= near:
-            hi = mid
-        elif kl_bernoulli(p, mid) > level:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return _bisect(p, level, upper, past, near)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -244,7 +230,7 @@ def kl_upper(family: int, p: float, level: float, sigma: float) -> float:
         return p
     if family == GAUSSIAN:
         return p + sigma * math.sqrt(2.0 * level)
-    return kl_upper_from(p, level, _upper_start(p, level))
+    return _index_from(p, level, _upper_start(p, level), True)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -258,7 +244,19 @@ def kl_lower(family: int, p: float, level: float, sigma: float) -> float:
         return p
     if family == GAUSSIAN:
         return p - sigma * math.sqrt(2.0 * level)
-    return kl_lower_from(p, level, _lower_start(p, level))
+    return _index_from(p, level, _lower_start(p, level), False)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _index_from(p: float, level: float, guess: float, upper: bool) -> float:
+    """:func:`kl_upper_from` (``upper``) or :func:`kl_lower_from`."""
+    if level <= 0.0:
+        return p
+    end = 1.0 if upper else 0.0
+    if kl_bernoulli(p, end) <= level:
+        return end
+    g = min(max(guess, p), 1.0) if upper else max(min(guess, p), 0.0)
+    return _replay_bisection(p, level, _newton_root(p, level, g, upper), upper)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -268,29 +266,36 @@ def kl_upper_from(p: float, level: float, guess: float) -> float:
     A guess near the index (e.g. the index at a nearby level) saves Newton steps; any
     guess in ``[0, 1]`` gives the same value.
     """
-    if level <= 0.0:
-        return p
-    if kl_bernoulli(p, 1.0) <= level:
-        return 1.0
-    r = _newton_root(p, level, min(max(guess, p), 1.0), True)
-    return _replay_bisection(p, level, r, True)
+    return _index_from(p, level, guess, True)
 
 
 @numba.njit(cache=True, _nrt=False)
 def kl_lower_from(p: float, level: float, guess: float) -> float:
     """:func:`kl_lower` of Bernoulli laws (the same value), Newton started at ``guess``."""
-    if level <= 0.0:
-        return p
-    if kl_bernoulli(p, 0.0) <= level:
-        return 0.0
-    r = _newton_root(p, level, max(min(guess, p), 0.0), False)
-    return _replay_bisection(p, level, r, False)
+    return _index_from(p, level, guess, False)
 
 
 #: Newton steps of :func:`kl_upper_outer` / :func:`kl_lower_outer`, and their step
 #: outwards when Newton has converged (the result must be strictly beyond the index).
 _OUTER_STEPS = 2
 _OUTER_BUMP = 1e-9
+
+
+@numba.njit(cache=True, _nrt=False)
+def _index_outer(p: float, level: float, upper: bool) -> float:
+    """:func:`kl_upper_outer` (``upper``) or :func:`kl_lower_outer`."""
+    if level <= 0.0:
+        return p
+    end = 1.0 if upper else 0.0
+    if kl_bernoulli(p, end) <= level:
+        return end
+    start = _upper_start(p, level) if upper else _lower_start(p, level)
+    q = _newton_root(p, level, start, upper, _OUTER_STEPS)
+    for bump in (0.0, _OUTER_BUMP):  # (Newton may have converged: a step outwards)
+        x = min(q + bump, 1.0) if upper else max(q - bump, 0.0)
+        if kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
+            return x
+    return _index_from(p, level, q, upper)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -303,31 +308,13 @@ def kl_upper_outer(p: float, level: float) -> float:
     rounding error (:func:`_replay_bisection`), which proves it above the bisection's
     value; else the index itself is returned.
     """
-    if level <= 0.0:
-        return p
-    if kl_bernoulli(p, 1.0) <= level:
-        return 1.0
-    q = _newton_root(p, level, _upper_start(p, level), True, _OUTER_STEPS)
-    for bump in (0.0, _OUTER_BUMP):  # (Newton may have converged: a step up)
-        x = min(q + bump, 1.0)
-        if kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
-            return x
-    return kl_upper_from(p, level, q)
+    return _index_outer(p, level, True)
 
 
 @numba.njit(cache=True, _nrt=False)
 def kl_lower_outer(p: float, level: float) -> float:
     """A number ``<=`` :func:`kl_lower` of Bernoulli laws, cheaply (as :func:`kl_upper_outer`)."""
-    if level <= 0.0:
-        return p
-    if kl_bernoulli(p, 0.0) <= level:
-        return 0.0
-    q = _newton_root(p, level, _lower_start(p, level), False, _OUTER_STEPS)
-    for bump in (0.0, _OUTER_BUMP):
-        x = max(q - bump, 0.0)
-        if kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
-            return x
-    return kl_lower_from(p, level, q)
+    return _index_outer(p, level, False)
 
 
 @numba.njit(cache=True, _nrt=False)
