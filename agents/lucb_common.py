@@ -306,14 +306,15 @@ def _kl_key_near(prm, mu, count, beta, sigma, high, guess):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _kl_key_outer(prm, mu, count, beta, sigma, high):
-    """A heap key: at least :func:`_kl_key` (cheaper for Bernoulli rewards, about 1e-8 above)."""
+def _kl_key_outer(prm, mu, count, beta, sigma, high, guess):
+    """A heap key: at least :func:`_kl_key` (cheaper for Bernoulli rewards, about 1e-8
+    above; ``guess`` of it: a nearby key, or nan)."""
     if int(prm[P_FAMILY]) != divergences.BERNOULLI:
         return _kl_key(prm, mu, count, beta, sigma, high)
     level = beta / float(count)
     if high:
-        return -divergences.kl_lower_outer(mu, level)
-    return divergences.kl_upper_outer(mu, level)
+        return -divergences.kl_lower_outer(mu, level, -guess)
+    return divergences.kl_upper_outer(mu, level, guess)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -477,6 +478,9 @@ def _build(ctx, prm, c):
         half *= 2
     js[J_HALF] = half
     kwin = np.full((8 if _classes(prm) else 2, 2 * half), -1, dtype=np.int64)
+    if _classes(prm):
+        key[HL, :] = np.nan  # (no earlier key to start a new class's key from)
+        key[LU, :] = np.nan
     kexp = np.full((2, 2 * half), np.inf)
     stack = np.empty(2 * half, dtype=np.int64)
     order = np.empty(2 * half, dtype=np.int64)
@@ -694,7 +698,8 @@ def _cls_join(st, ctx, prm, q, a, sigma):
     cs[C_PREV, a] = -1
     root = cs[C_ROOT[t], h]
     if root < 0:
-        key[q, a] = _kl_key_outer(prm, mu, seen[a], fs[F_BETA], sigma, q == HL)
+        # (the arm's last key, of its class before the pull, as the guess)
+        key[q, a] = _kl_key_outer(prm, mu, seen[a], fs[F_BETA], sigma, q == HL, key[q, a])
         _insert(heap, pos, key, size, sgn, tb, q, a)
         cs[C_ROOT[t], h] = a
         return
@@ -906,7 +911,7 @@ def _kl_epoch(st, ctx, prm, level):
     for q in (HL, LU):
         for j in range(size[q]):
             a = heap[q, j]
-            key[q, a] = _kl_key_outer(prm, ctx.means[a], seen[a], level, sigma, q == HL)
+            key[q, a] = _kl_key_outer(prm, ctx.means[a], seen[a], level, sigma, q == HL, np.nan)
         _heapify(heap, pos, key, size, sgn, tb, q)
 
 

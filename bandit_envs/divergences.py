@@ -282,39 +282,46 @@ _OUTER_BUMP = 1e-9
 
 
 @numba.njit(cache=True, _nrt=False)
-def _index_outer(p: float, level: float, upper: bool) -> float:
+def _index_outer(p: float, level: float, upper: bool, guess: float) -> float:
     """:func:`kl_upper_outer` (``upper``) or :func:`kl_lower_outer`."""
     if level <= 0.0:
         return p
     end = 1.0 if upper else 0.0
     if kl_bernoulli(p, end) <= level:
         return end
-    start = _upper_start(p, level) if upper else _lower_start(p, level)
-    q = _newton_root(p, level, start, upper, _OUTER_STEPS)
+    steps = 1
+    if not 0.0 <= guess <= 1.0:  # (no guess: start beyond the root, two steps)
+        guess = _upper_start(p, level) if upper else _lower_start(p, level)
+        steps = _OUTER_STEPS
+    # on the index's side of p, where d(p, .) is monotone (the proof below needs it)
+    guess = min(max(guess, p), 1.0) if upper else max(min(guess, p), 0.0)
+    q = _newton_root(p, level, guess, upper, steps)
     for bump in (0.0, _OUTER_BUMP):  # (Newton may have converged: a step outwards)
         x = min(q + bump, 1.0) if upper else max(q - bump, 0.0)
-        if kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
+        side = x >= p if upper else x <= p
+        if side and kl_bernoulli(p, x) > level + level * 16.0 * _U + 25.0 * _U:
             return x
     return _index_from(p, level, q, upper)
 
 
 @numba.njit(cache=True, _nrt=False)
-def kl_upper_outer(p: float, level: float) -> float:
-    """A number ``>=`` :func:`kl_upper` of Bernoulli laws, cheaply (about 3 divergences).
+def kl_upper_outer(p: float, level: float, guess: float = math.nan) -> float:
+    """A number ``>=`` :func:`kl_upper` of Bernoulli laws, cheaply (2-5 divergences).
 
     Two Newton steps from above the root stay above it (convexity; about ``1e-8`` above
-    it); the result (or, if Newton converged, the result plus ``1e-9``) is kept only if
-    its computed divergence exceeds ``level`` by more than twice the divergence's
-    rounding error (:func:`_replay_bisection`), which proves it above the bisection's
-    value; else the index itself is returned.
+    it), and so does one step from a ``guess`` near the root on either side (the step
+    from below overshoots the root). The result (or, if Newton converged, the result
+    plus ``1e-9``) is kept only if its computed divergence exceeds ``level`` by more
+    than twice the divergence's rounding error (:func:`_replay_bisection`), which proves
+    it above the bisection's value; else the index itself is returned.
     """
-    return _index_outer(p, level, True)
+    return _index_outer(p, level, True, guess)
 
 
 @numba.njit(cache=True, _nrt=False)
-def kl_lower_outer(p: float, level: float) -> float:
+def kl_lower_outer(p: float, level: float, guess: float = math.nan) -> float:
     """A number ``<=`` :func:`kl_lower` of Bernoulli laws, cheaply (as :func:`kl_upper_outer`)."""
-    return _index_outer(p, level, False)
+    return _index_outer(p, level, False, guess)
 
 
 @numba.njit(cache=True, _nrt=False)

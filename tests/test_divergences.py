@@ -73,6 +73,8 @@ def _mismatches(ps: np.ndarray, levels: np.ndarray, guesses: np.ndarray) -> np.n
             bad[1] += 1
         if dv.kl_upper_outer(p, level) < up or dv.kl_lower_outer(p, level) > lo:
             bad[2] += 1
+        if dv.kl_upper_outer(p, level, g) < up or dv.kl_lower_outer(p, level, g) > lo:
+            bad[2] += 1
     return bad
 
 
@@ -81,7 +83,8 @@ def test_kl_indices_are_the_reference_bisection_bit_for_bit() -> None:
 
     Means of every kind the agents meet (uniform, proportions ``S/T``, within ``1e-16`` of
     0 and 1, exactly 0 and 1) and levels from ``1e-10`` to 50 (``beta / T``); the
-    ``_from`` variants from any guess in [0, 1]; the outer bounds bound the index.
+    ``_from`` variants from any guess in [0, 1]; the outer bounds (with and without a
+    guess) bound the index.
     """
     rng = np.random.default_rng(20261125)
     m = 100_000
