@@ -977,7 +977,7 @@ def _kl_best(st, ctx, prm, q, beta, aux):
     when the next key (with its tie key) cannot rank above the best exact one. With
     classes (Bernoulli), when the first arm's exact key is surely above every other key
     (:func:`_kl_surely_above` at the next key), it is the top without its bisection:
-    ``(arm, nan, False)``.
+    ``(arm, x, False)``, its key proved ``> x`` (the next key; ``-inf`` if none).
     """
     heap, key, size, sgn, tb, seen = st[0], st[2], st[3], st[4], st[5], st[8]
     sigma = ctx.fv[engine.SIGMA]
@@ -998,10 +998,11 @@ def _kl_best(st, ctx, prm, q, beta, aux):
             if ch < m:
                 na = _aux_push(aux, na, heap, key, sgn, tb, q, ch)
         if best < 0 and _classes(prm):
-            if na == 0 or _kl_surely_above(
-                prm, ctx.means[a], seen[a], beta, key[q, heap[q, aux[0]]], q == HL
-            ):
-                return a, np.nan, False
+            if na == 0:
+                return a, -np.inf, False
+            nxt = key[q, heap[q, aux[0]]]
+            if _kl_surely_above(prm, ctx.means[a], seen[a], beta, nxt, q == HL):
+                return a, nxt, False
         if best >= 0:
             if ctx.means[a] == ctx.means[best] and seen[a] == seen[best]:
                 continue  # the same bound as best, popped later: a worse tie key
@@ -1031,8 +1032,8 @@ def _extremes(st, ctx, prm, rounds):
     """``(h, LCB_h, l, UCB_l)`` at round ``rounds`` (raises the kinetic trees' scale).
 
     KL-LUCB on Bernoulli rewards returns ``(h, -inf, l, inf)`` when it proved the stop
-    rule unmet without the two bounds (:func:`_kl_open`); the bounds serve only the
-    stop rule.
+    rule unmet without the two bounds (by the walks' proofs, else :func:`_kl_open`);
+    the bounds serve only the stop rule.
     """
     heap, key, la, ub, fs, kwin, kexp, stack, order = (
         st[0],
@@ -1053,6 +1054,10 @@ def _extremes(st, ctx, prm, rounds):
         h, neg_lcb, exact_h = _kl_best(st, ctx, prm, HL, beta, stack)
         l_, ucb, exact_l = _kl_best(st, ctx, prm, LU, beta, stack)
         if not (exact_h and exact_l):
+            # LCB_h < -neg_lcb and UCB_l > ucb are proved (or exact: <=, >=)
+            e = max(prm[P_STOP_EPS], 0.0)
+            if not exact_h and not exact_l and ucb + neg_lcb >= e:
+                return h, -np.inf, l_, np.inf  # UCB_l - LCB_h > ucb + neg_lcb >= e
             if _kl_open(st, ctx, prm, beta, h, l_):
                 return h, -np.inf, l_, np.inf
             sigma = ctx.fv[engine.SIGMA]
