@@ -74,13 +74,15 @@ in preallocated arrays, compiled helpers):
   (:func:`bandit_envs.divergences.kl_upper`: the same values, about 2.5x faster), the
   walk's started at the arm's key; heap keys (epochs, new classes) are certified outer
   bounds from two Newton steps (:func:`~bandit_envs.divergences.kl_upper_outer`, about
-  1e-8 loose), not bisections. Most rounds need no bisection at all: a walk whose first
-  class's bound is surely above the next key stops there, and the stop rule is proved
-  unmet by one divergence per side at the means' midpoint (:func:`_kl_surely_above`,
-  :func:`_kl_open`; the exact bounds are computed when a proof fails). Measured (n = 1000, budget 20n, one core): 0.59-0.65M
-  pulls/s for Bernoulli rewards (0.07-0.08M before the classes and the faster bisection; 93% of a walk's pops
-  were arms of the best arm's own class), 1.0-1.2M for Gaussian; recomputing all bounds
-  every round would cost n bisections per round (about 2k pulls/s).
+  1e-8 loose; a new class's key takes one Newton step from the arm's previous key), not
+  bisections. Most rounds need no bisection at all: a walk whose first class's bound is
+  surely above the next key stops there, and the stop rule is proved unmet by those
+  proofs or by one divergence per side at the means' midpoint (:func:`_kl_surely_above`,
+  :func:`_kl_open`; the exact bounds are computed when a proof fails). Measured (n =
+  1000, budget 20n, one core): 0.88-0.93M pulls/s for Bernoulli rewards (0.07-0.08M
+  before the classes and the proofs; 93% of a walk's pops were arms of the best arm's
+  own class), 1.0-1.2M for Gaussian; recomputing all bounds every round would cost n
+  bisections per round (about 2k pulls/s).
 
 Requests: the first round is one request of every arm once; a round of one arm is
 ``yield arm``; a round of two arms is :func:`~agents.engine.request_two` (one batch
