@@ -111,7 +111,7 @@ from typing import ClassVar
 import numba
 import numpy as np
 
-from agents import confidence, engine
+from agents import confidence, engine, frame
 from agents.base import (
     FIXED_BUDGET,
     FIXED_CONFIDENCE,
@@ -1084,56 +1084,103 @@ def _extremes(st, ctx, prm, rounds):
 
 
 # -------------------------------------------------------------- the algorithm
+# The round's work runs in one call per round (:func:`_next`) on a frame
+# (:class:`agents.frame.Frame`) that holds ``ctx``, ``prm`` and the state: ``run``'s loop
+# keeps only the frame and a few scalars live across its yields. Before, each resume
+# saved and restored 28 arrays (two resumes per round at ``batch_size=1``); the frame's
+# fields are loaded once per round instead (LUCB1 3-4% faster, the same episodes).
+@numba.njit(cache=True)
+def _start(ctx, prm):
+    """The frame after the first round (:func:`_build`)."""
+    n = ctx.counts.shape[0]
+    return frame.Frame(ctx, prm, _build(ctx, prm, _scale(prm, n, 1)))
+
+
+@numba.njit(cache=True, _nrt=False)
+def _decide(st, ctx, prm, rounds):
+    """``(stop, h, l)`` at round ``rounds``: whether the stop rule holds, and the pair."""
+    if int(prm[P_RULE]) == RULE_CLUCB:  # (plain stop rule: M = M~)
+        return _clucb_settle(st) == 0, 0, 0
+    h, lcb_h, l_, ucb_l = _extremes(st, ctx, prm, rounds)
+    eps = prm[P_STOP_EPS]
+    return ((lcb_h >= ucb_l) if eps < 0.0 else (ucb_l - lcb_h < eps)), h, l_
+
+
+@numba.njit(cache=True)
+def _next(fr, a, b, rounds):
+    """Fold the pulled arms ``a`` and ``b`` (``-1``: none; round ``rounds - 1``) in, then
+    decide round ``rounds``: ``(stop, h, l, arm)``, ``arm`` the one to pull first (with
+    ``batch_size=1``: RoundRobin's order, fewest pulls first, ties at random) or alone.
+
+    One call per round: loading the frame's fields costs a reference count per array.
+    """
+    ctx, prm, st = fr.ctx, fr.prm, fr.state
+    if a >= 0:
+        changed = _fold(st, ctx, prm, a)
+        if b >= 0:
+            changed = _fold(st, ctx, prm, b) or changed
+        if changed:
+            _repair(st, ctx, prm)
+    stop, h, l_ = _decide(st, ctx, prm, rounds)
+    if stop and (rounds > 1 or prm[P_FIRST_ROUND] == 0.0):
+        _answer(ctx)
+        return True, h, l_, -1
+    rule = int(prm[P_RULE])
+    counts, rng = ctx.counts, ctx.rng
+    if rule == RULE_BOTH:
+        if ctx.iv[engine.B] != 1:
+            return False, h, l_, -1
+        tie = counts[l_] == counts[h]
+        first = l_ if counts[l_] < counts[h] or (tie and engine.below(rng, 2) == 1) else h
+        return False, h, l_, first
+    if rule == RULE_RANDOM:
+        th, tl = counts[h], counts[l_]
+        return False, h, l_, (h if rng.random() * (th + tl) < tl else l_)
+    return False, h, l_, st[0][PK, 0]
+
+
+@numba.njit(cache=True)
+def _answer(ctx):
+    """Answer ``High``."""
+    high = np.empty(ctx.answer.shape[0], dtype=np.int64)
+    j = 0
+    for i in range(ctx.status.shape[0]):
+        if ctx.status[i] == engine.ACCEPTED:
+            high[j] = i
+            j += 1
+    engine.finish(ctx, high)
+
+
+@numba.njit(cache=True)
+def _request_pair(fr, h, l_):
+    """The request of one more pull of ``h`` and ``l`` (one batch when the model allows)."""
+    return engine.request_two(fr.ctx, h, l_)
+
+
 @numba.njit
 def run(ctx, prm):
     """The LUCB family (the compiled algorithm; ``prm`` as a member's ``params``)."""
-    iv = ctx.iv
-    n = iv[engine.N]
-    counts, rng = ctx.counts, ctx.rng
-    rule = int(prm[P_RULE])
-    stop_eps = prm[P_STOP_EPS]
-    serial = iv[engine.B] == 1
+    n = ctx.iv[engine.N]
+    pair = int(prm[P_RULE]) == RULE_BOTH
+    serial = ctx.iv[engine.B] == 1
     yield engine.request_each(ctx, np.arange(n), 1)
+    fr = _start(ctx, prm)
     rounds = 1
-    st = _build(ctx, prm, _scale(prm, n, rounds))
-    high = np.empty(iv[engine.K], dtype=np.int64)
-    wait = prm[P_FIRST_ROUND] != 0.0  # no stop before the first round (B(1) = inf)
-    h = l_ = 0
+    a = b = -1
     while True:
-        if rule == RULE_CLUCB:  # (plain stop rule: M = M~)
-            stop = _clucb_settle(st) == 0
-        else:
-            h, lcb_h, l_, ucb_l = _extremes(st, ctx, prm, rounds)
-            stop = (lcb_h >= ucb_l) if stop_eps < 0.0 else (ucb_l - lcb_h < stop_eps)
-        if stop and (rounds > 1 or not wait):
-            j = 0
-            for i in range(n):
-                if ctx.status[i] == engine.ACCEPTED:
-                    high[j] = i
-                    j += 1
-            engine.finish(ctx, high)
+        stop, h, l_, arm = _next(fr, a, b, rounds)
+        if stop:
             return
-        if rule == RULE_BOTH:
+        if pair:
             if not serial:
-                yield engine.request_two(ctx, h, l_)
+                yield _request_pair(fr, h, l_)
             else:
-                # RoundRobin's order: fewest pulls first, ties at random
-                tie = counts[l_] == counts[h]
-                first = l_ if counts[l_] < counts[h] or (tie and engine.below(rng, 2) == 1) else h
-                yield first
-                yield l_ if first == h else h
-            changed = _fold(st, ctx, prm, h)
-            changed = _fold(st, ctx, prm, l_) or changed
+                yield arm
+                yield l_ if arm == h else h
+            a, b = h, l_
         else:
-            if rule == RULE_RANDOM:
-                th, tl = counts[h], counts[l_]
-                arm = h if rng.random() * (th + tl) < tl else l_
-            else:
-                arm = st[0][PK, 0]
             yield arm
-            changed = _fold(st, ctx, prm, arm)
-        if changed:
-            _repair(st, ctx, prm)
+            a, b = arm, -1
         rounds += 1
 
 
