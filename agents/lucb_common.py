@@ -79,7 +79,7 @@ in preallocated arrays, compiled helpers):
   surely above the next key stops there, and the stop rule is proved unmet by those
   proofs or by one divergence per side at the means' midpoint (:func:`_kl_surely_above`,
   :func:`_kl_open`; the exact bounds are computed when a proof fails). Measured (n =
-  1000, budget 20n, one core): 0.88-0.93M pulls/s for Bernoulli rewards (0.07-0.08M
+  1000, budget 20n, one core): 0.94-0.96M pulls/s for Bernoulli rewards (0.07-0.08M
   before the classes and the proofs; 93% of a walk's pops were arms of the best arm's
   own class), 1.0-1.2M for Gaussian; recomputing all bounds every round would cost n
   bisections per round (about 2k pulls/s).
