@@ -27,7 +27,10 @@ bit):
   with the same functions, and draws rewards with the environment's own kernels
   (:mod:`bandit_envs.kernels`) on the environment's arrays, until the episode's
   sampling ends; :func:`agents.run_episode` then lets the environment finish the
-  episode (answer step, scores, terminal ``info``) in Python.
+  episode (answer step, scores, terminal ``info``) in Python. A ``PULL`` request that
+  is exactly one batch (increasing distinct arms, each within ``r``, all within ``b``
+  and the budget: :func:`_whole_batch`) is served as that batch without the
+  scheduler's bookkeeping, the batch ``schedule`` would make of it.
 
 Batches follow Jun et al. (2016) Algorithm 1 (RoundRobin; its ``a_l <= r`` read as
 ``a_l < r``, paper-notes): each pull goes to the requested arm with the fewest pulls
@@ -1011,6 +1014,77 @@ def _one_pull_request(ctx, env, counts, sums, emp, reward, step_reward, max_step
 
 
 @numba.njit(cache=True, _nrt=False)
+def _whole_batch(ctx):
+    """The pulls of the yielded ``PULL`` request if it is one batch of increasing arms, else 0.
+
+    The request (``sched[REQ_ARMS/REQ_REPS, :REQ_LEN]``) qualifies when its arms are
+    strictly increasing within ``[0, n)`` (so distinct, and already in the order the
+    environment draws in), every arm is asked at least one pull and at most ``r``, and
+    the pulls fit in one batch (``b`` and the budget's pulls left). Then
+    :func:`accept_request` would keep it whole and :func:`schedule` would return it as
+    one batch (its "whole rest fits" case), so :func:`drive` serves it directly
+    (:func:`_book_whole_batch`); any other request (or an invalid one, whose error
+    :func:`accept_request` raises) returns 0 and takes the general path. O(m), no writes
+    (it stops at the first arm that disqualifies the request).
+    """
+    iv = ctx.iv
+    m = iv[REQ_LEN]
+    n = ctx.counts.shape[0]
+    if m <= 0 or m > n:
+        return 0
+    arms, reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
+    r = iv[R]
+    room = iv[B]
+    left = pulls_left(ctx)
+    if left >= 0 and (room < 0 or left < room):
+        room = left
+    if arms[0] < 0 or arms[m - 1] >= n:
+        return 0
+    total = 0
+    prev = -1
+    for j in range(m):
+        a = arms[j]
+        p = reps[j]
+        if a <= prev or p <= 0 or (r >= 0 and p > r):
+            return 0
+        prev = a
+        total += p
+        if room >= 0 and total > room:
+            return 0
+    return total
+
+
+@numba.njit(cache=True, _nrt=False)
+def _book_whole_batch(ctx, total):
+    """Book a :func:`_whole_batch` request served as one batch: the registers as
+    :func:`accept_request`, :func:`schedule` and :func:`record_batch` (which closes the
+    request) leave them (the ``sched`` rows are scratch between requests)."""
+    iv = ctx.iv
+    iv[PULLS] += total
+    iv[BATCHES] += 1
+    iv[REQ_KIND] = PULL
+    iv[REQ_DUE] = 0
+    iv[BATCH_LEN] = 0
+    iv[REQ_OPEN] = 0
+    iv[REQ_LEN] = 0
+    iv[BUCKETS_READY] = 0
+
+
+@numba.njit(cache=True, _nrt=False)
+def _end_step(ctx, reward, step_reward, max_steps):
+    """After a batch of :func:`drive`: ``(SAMPLING_OVER, reward)`` if it ended sampling (its
+    step reward is the environment's to compute), else ``(-1, reward + step_reward)``,
+    counting the step (``RuntimeError`` at ``max_steps``)."""
+    if sampling_spent(ctx):
+        return SAMPLING_OVER, reward
+    reward += step_reward
+    ctx.iv[STEPS] += 1
+    if max_steps >= 0 and ctx.iv[STEPS] >= max_steps:
+        raise RuntimeError("the episode did not end within max_steps")
+    return -1, reward
+
+
+@numba.njit(cache=True, _nrt=False)
 def _save_buckets(iv, ready, nb, nn, head, lvl, ndef):
     """Write :func:`_one_pull_request`'s bucket state to the registers of :func:`_bucket_batch`."""
     if ready:
@@ -1041,6 +1115,7 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
     bits = np.zeros((n + 63) >> 6, dtype=np.uint64)  # _bitmap_sort_batch's scratch
     rep_of = np.empty(n, dtype=np.int64)
     batch_arms, batch_reps = ctx.sched[BATCH_ARMS], ctx.sched[BATCH_REPS]
+    req_arms, req_reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
     step_reward = -cost_per_batch if iv[SETTING] == FIXED_CONFIDENCE else 0.0
     reward = 0.0
     if sampling_spent(ctx):
@@ -1052,15 +1127,23 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
             one_arm[0] = code
             _env_batch(env, counts, sums, emp, one_arm, one_rep, 1, drawn)
             record_one(ctx)
-            if sampling_spent(ctx):
+            outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+            if outcome == SAMPLING_OVER:
                 return SAMPLING_OVER, reward
-            reward += step_reward
-            iv[STEPS] += 1
-            if max_steps >= 0 and iv[STEPS] >= max_steps:
-                raise RuntimeError("the episode did not end within max_steps")
             continue
         if code != PULL and code != BATCH:
             raise RuntimeError("the agent yielded an unknown request code")
+        if code == PULL and iv[B] != 1:
+            total = _whole_batch(ctx)
+            if total > 0:
+                # one batch of increasing distinct arms: no copies, sort or request state
+                m = iv[REQ_LEN]
+                _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
+                _book_whole_batch(ctx, total)
+                outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+                if outcome == SAMPLING_OVER:
+                    return SAMPLING_OVER, reward
+                continue
         accept_request(ctx, code)
         if code == PULL and iv[B] == 1 and iv[REQ_OPEN] == 1:
             outcome, reward = _one_pull_request(
@@ -1086,11 +1169,8 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
                     _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
                 _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
             record_batch(ctx, batch_arms[:m], batch_reps[:m])
-            if sampling_spent(ctx):
+            outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+            if outcome == SAMPLING_OVER:
                 return SAMPLING_OVER, reward
-            reward += step_reward
-            iv[STEPS] += 1
-            if max_steps >= 0 and iv[STEPS] >= max_steps:
-                raise RuntimeError("the episode did not end within max_steps")
     iv[FINISHED] = 1
     return AGENT_STOPPED, reward
