@@ -28,9 +28,10 @@ bit):
   (:mod:`bandit_envs.kernels`) on the environment's arrays, until the episode's
   sampling ends; :func:`agents.run_episode` then lets the environment finish the
   episode (answer step, scores, terminal ``info``) in Python. A ``PULL`` request that
-  is exactly one batch (increasing distinct arms, each within ``r``, all within ``b``
-  and the budget: :func:`_whole_batch`) is served as that batch without the
-  scheduler's bookkeeping, the batch ``schedule`` would make of it.
+  is exactly one batch (distinct arms, each within ``r``, all within ``b`` and the
+  budget; increasing arms, or any order with paired rewards: :func:`_whole_batch`) is
+  served as that batch without the scheduler's bookkeeping: the batch ``schedule``
+  would make of it.
 
 Batches follow Jun et al. (2016) Algorithm 1 (RoundRobin; its ``a_l <= r`` read as
 ``a_l < r``, paper-notes): each pull goes to the requested arm with the fewest pulls
@@ -1015,43 +1016,66 @@ def _one_pull_request(ctx, env, counts, sums, emp, reward, step_reward, max_step
 
 @numba.njit(cache=True, _nrt=False)
 def _whole_batch(ctx):
-    """The pulls of the yielded ``PULL`` request if it is one batch of increasing arms, else 0.
+    """``(pulls, increasing)`` of the yielded ``PULL`` request if it is one batch, else ``(0, _)``.
 
-    The request (``sched[REQ_ARMS/REQ_REPS, :REQ_LEN]``) qualifies when its arms are
-    strictly increasing within ``[0, n)`` (so distinct, and already in the order the
-    environment draws in), every arm is asked at least one pull and at most ``r``, and
-    the pulls fit in one batch (``b`` and the budget's pulls left). Then
-    :func:`accept_request` would keep it whole and :func:`schedule` would return it as
-    one batch (its "whole rest fits" case), so :func:`drive` serves it directly
-    (:func:`_book_whole_batch`); any other request (or an invalid one, whose error
-    :func:`accept_request` raises) returns 0 and takes the general path. O(m), no writes
-    (it stops at the first arm that disqualifies the request).
+    The request (``sched[REQ_ARMS/REQ_REPS, :REQ_LEN]``) qualifies when its arms lie in
+    ``[0, n)``, every arm is asked at least one pull and at most ``r``, and the pulls fit
+    in one batch (``b`` and the budget's pulls left); ``increasing``: its arms are
+    strictly increasing (so distinct, and in the order the environment draws
+    independent rewards in). A qualifying request of distinct arms is one that
+    :func:`accept_request` keeps whole and :func:`schedule` returns as one batch (its
+    "whole rest fits" case), so :func:`drive` serves it directly
+    (:func:`_book_whole_batch`) when its arms increase, or when they are distinct
+    (:func:`_distinct`) and the rewards paired (drawn in any order); any other request
+    (or an invalid one, whose error :func:`accept_request` raises) takes the general
+    path. O(m), no writes (it stops at the first arm that disqualifies the request).
     """
     iv = ctx.iv
     m = iv[REQ_LEN]
     n = ctx.counts.shape[0]
     if m <= 0 or m > n:
-        return 0
+        return 0, False
     arms, reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
     r = iv[R]
     room = iv[B]
     left = pulls_left(ctx)
     if left >= 0 and (room < 0 or left < room):
         room = left
-    if arms[0] < 0 or arms[m - 1] >= n:
-        return 0
     total = 0
     prev = -1
+    increasing = True
     for j in range(m):
         a = arms[j]
         p = reps[j]
-        if a <= prev or p <= 0 or (r >= 0 and p > r):
-            return 0
+        if a < 0 or a >= n or p <= 0 or (r >= 0 and p > r):
+            return 0, False
+        if a <= prev:
+            increasing = False
         prev = a
         total += p
         if room >= 0 and total > room:
-            return 0
-    return total
+            return 0, False
+    return total, increasing
+
+
+@numba.njit(cache=True, _nrt=False)
+def _distinct(arms, m, bits):
+    """Whether the arms ``arms[:m]`` (in ``[0, n)``) are distinct; O(m).
+
+    ``bits``: ``uint64[ceil(n / 64)]`` scratch, all zero on entry and on return.
+    """
+    one = np.uint64(1)
+    j = 0
+    while j < m:
+        a = arms[j]
+        bit = one << np.uint64(a & 63)
+        if bits[a >> 6] & bit:
+            break
+        bits[a >> 6] |= bit
+        j += 1
+    for i in range(j):
+        bits[arms[i] >> 6] = 0
+    return j == m
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -1134,10 +1158,12 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
         if code != PULL and code != BATCH:
             raise RuntimeError("the agent yielded an unknown request code")
         if code == PULL and iv[B] != 1:
-            total = _whole_batch(ctx)
-            if total > 0:
-                # one batch of increasing distinct arms: no copies, sort or request state
-                m = iv[REQ_LEN]
+            total, increasing = _whole_batch(ctx)
+            m = iv[REQ_LEN]
+            if total > 0 and (
+                increasing or (env.kind == env_kernels.PAIRED and _distinct(req_arms, m, bits))
+            ):
+                # exactly one batch, in an order the draws allow: no copies, sort or state
                 _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
                 _book_whole_batch(ctx, total)
                 outcome, reward = _end_step(ctx, reward, step_reward, max_steps)

@@ -218,6 +218,21 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
             assert fast_agent.ctx.rng.random() == ref_agent.ctx.rng.random()
 
 
+def test_distinct_check_of_whole_batches() -> None:
+    """``engine._distinct`` (paired whole batches in any order) finds repeated arms.
+
+    A request with a repeated arm must take the general path, whose ``accept_request``
+    raises; the scratch bitmap is left clear either way.
+    """
+    bits = np.zeros(3, dtype=np.uint64)
+    cases = [([5, 130, 64, 0, 63], True), ([5, 130, 64, 130], False), ([7, 7], False),
+             ([0, 64, 128, 1, 65, 0], False), ([191], True)]
+    for arms, distinct in cases:
+        a = np.array(arms, dtype=np.int64)
+        assert agents.engine._distinct(a, a.shape[0], bits) is distinct
+        assert not bits.any()
+
+
 def _dense_episode(env: gym.Env, agent: ScriptedAgent, seed: int) -> tuple[list, dict]:
     """The act/observe path through ``env.step`` (dense actions), with its batches."""
     obs, _ = env.reset(seed=seed)
