@@ -27,7 +27,11 @@ bit):
   with the same functions, and draws rewards with the environment's own kernels
   (:mod:`bandit_envs.kernels`) on the environment's arrays, until the episode's
   sampling ends; :func:`agents.run_episode` then lets the environment finish the
-  episode (answer step, scores, terminal ``info``) in Python.
+  episode (answer step, scores, terminal ``info``) in Python. A ``PULL`` request that
+  is exactly one batch (distinct arms, each within ``r``, all within ``b`` and the
+  budget; increasing arms, or any order with paired rewards: :func:`_whole_batch`) is
+  served as that batch without the scheduler's bookkeeping: the batch ``schedule``
+  would make of it.
 
 Batches follow Jun et al. (2016) Algorithm 1 (RoundRobin; its ``a_l <= r`` read as
 ``a_l < r``, paper-notes): each pull goes to the requested arm with the fewest pulls
@@ -1011,6 +1015,100 @@ def _one_pull_request(ctx, env, counts, sums, emp, reward, step_reward, max_step
 
 
 @numba.njit(cache=True, _nrt=False)
+def _whole_batch(ctx):
+    """``(pulls, increasing)`` of the yielded ``PULL`` request if it is one batch, else ``(0, _)``.
+
+    The request (``sched[REQ_ARMS/REQ_REPS, :REQ_LEN]``) qualifies when its arms lie in
+    ``[0, n)``, every arm is asked at least one pull and at most ``r``, and the pulls fit
+    in one batch (``b`` and the budget's pulls left); ``increasing``: its arms are
+    strictly increasing (so distinct, and in the order the environment draws
+    independent rewards in). A qualifying request of distinct arms is one that
+    :func:`accept_request` keeps whole and :func:`schedule` returns as one batch (its
+    "whole rest fits" case), so :func:`drive` serves it directly
+    (:func:`_book_whole_batch`) when its arms increase, or when they are distinct
+    (:func:`_distinct`) and the rewards paired (drawn in any order); any other request
+    (or an invalid one, whose error :func:`accept_request` raises) takes the general
+    path. O(m), no writes (it stops at the first arm that disqualifies the request).
+    """
+    iv = ctx.iv
+    m = iv[REQ_LEN]
+    n = ctx.counts.shape[0]
+    if m <= 0 or m > n:
+        return 0, False
+    arms, reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
+    r = iv[R]
+    room = iv[B]
+    left = pulls_left(ctx)
+    if left >= 0 and (room < 0 or left < room):
+        room = left
+    total = 0
+    prev = -1
+    increasing = True
+    for j in range(m):
+        a = arms[j]
+        p = reps[j]
+        if a < 0 or a >= n or p <= 0 or (r >= 0 and p > r):
+            return 0, False
+        if a <= prev:
+            increasing = False
+        prev = a
+        total += p
+        if room >= 0 and total > room:
+            return 0, False
+    return total, increasing
+
+
+@numba.njit(cache=True, _nrt=False)
+def _distinct(arms, m, bits):
+    """Whether the arms ``arms[:m]`` (in ``[0, n)``) are distinct; O(m).
+
+    ``bits``: ``uint64[ceil(n / 64)]`` scratch, all zero on entry and on return.
+    """
+    one = np.uint64(1)
+    j = 0
+    while j < m:
+        a = arms[j]
+        bit = one << np.uint64(a & 63)
+        if bits[a >> 6] & bit:
+            break
+        bits[a >> 6] |= bit
+        j += 1
+    for i in range(j):
+        bits[arms[i] >> 6] = 0
+    return j == m
+
+
+@numba.njit(cache=True, _nrt=False)
+def _book_whole_batch(ctx, total):
+    """Book a :func:`_whole_batch` request served as one batch: the registers as
+    :func:`accept_request`, :func:`schedule` and :func:`record_batch` (which closes the
+    request) leave them (the ``sched`` rows are scratch between requests)."""
+    iv = ctx.iv
+    iv[PULLS] += total
+    iv[BATCHES] += 1
+    iv[REQ_KIND] = PULL
+    iv[REQ_DUE] = 0
+    iv[BATCH_LEN] = 0
+    iv[REQ_OPEN] = 0
+    iv[REQ_LEN] = 0
+    iv[BUCKETS_READY] = 0
+
+
+@numba.njit(cache=True, _nrt=False)
+def _end_step(ctx, reward, step_reward, max_steps):
+    """After a batch of :func:`drive`: ``(SAMPLING_OVER, reward)`` if it ended sampling (its
+    step reward is the environment's to compute), else ``(-1, reward + step_reward)``,
+    counting the step (``RuntimeError`` at ``max_steps``)."""
+    if sampling_spent(ctx):
+        return SAMPLING_OVER, reward
+    reward += step_reward
+    ctx.iv[STEPS] += 1
+    if max_steps >= 0 and ctx.iv[STEPS] >= max_steps:
+        raise RuntimeError("the episode did not end within max_steps")
+    return -1, reward
+
+
+@numba.njit(cache=True, _nrt=False)
 def _save_buckets(iv, ready, nb, nn, head, lvl, ndef):
     """Write :func:`_one_pull_request`'s bucket state to the registers of :func:`_bucket_batch`."""
     if ready:
@@ -1041,6 +1139,7 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
     bits = np.zeros((n + 63) >> 6, dtype=np.uint64)  # _bitmap_sort_batch's scratch
     rep_of = np.empty(n, dtype=np.int64)
     batch_arms, batch_reps = ctx.sched[BATCH_ARMS], ctx.sched[BATCH_REPS]
+    req_arms, req_reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
     step_reward = -cost_per_batch if iv[SETTING] == FIXED_CONFIDENCE else 0.0
     reward = 0.0
     if sampling_spent(ctx):
@@ -1052,15 +1151,25 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
             one_arm[0] = code
             _env_batch(env, counts, sums, emp, one_arm, one_rep, 1, drawn)
             record_one(ctx)
-            if sampling_spent(ctx):
+            outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+            if outcome == SAMPLING_OVER:
                 return SAMPLING_OVER, reward
-            reward += step_reward
-            iv[STEPS] += 1
-            if max_steps >= 0 and iv[STEPS] >= max_steps:
-                raise RuntimeError("the episode did not end within max_steps")
             continue
         if code != PULL and code != BATCH:
             raise RuntimeError("the agent yielded an unknown request code")
+        if code == PULL and iv[B] != 1:
+            total, increasing = _whole_batch(ctx)
+            m = iv[REQ_LEN]
+            if total > 0 and (
+                increasing or (env.kind == env_kernels.PAIRED and _distinct(req_arms, m, bits))
+            ):
+                # exactly one batch, in an order the draws allow: no copies, sort or state
+                _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
+                _book_whole_batch(ctx, total)
+                outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+                if outcome == SAMPLING_OVER:
+                    return SAMPLING_OVER, reward
+                continue
         accept_request(ctx, code)
         if code == PULL and iv[B] == 1 and iv[REQ_OPEN] == 1:
             outcome, reward = _one_pull_request(
@@ -1086,11 +1195,8 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
                     _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
                 _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
             record_batch(ctx, batch_arms[:m], batch_reps[:m])
-            if sampling_spent(ctx):
+            outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+            if outcome == SAMPLING_OVER:
                 return SAMPLING_OVER, reward
-            reward += step_reward
-            iv[STEPS] += 1
-            if max_steps >= 0 and iv[STEPS] >= max_steps:
-                raise RuntimeError("the episode did not end within max_steps")
     iv[FINISHED] = 1
     return AGENT_STOPPED, reward

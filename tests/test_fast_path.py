@@ -175,6 +175,64 @@ def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | Non
             assert fast_agent.ctx.rng.random() == ref_agent.ctx.rng.random()
 
 
+@pytest.mark.parametrize(
+    ("name", "setting"),
+    [
+        ("batch_racing", "fixed_budget"),
+        ("batch_racing", "fixed_confidence"),
+        ("halving", "fixed_budget"),
+        ("batch_sar", "fixed_budget"),
+        ("sar", "fixed_budget"),
+        ("uniform", "fixed_budget"),
+        ("lucb", "fixed_budget"),
+    ],
+)
+@pytest.mark.parametrize("r", [64, 2, 1])
+def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
+    """Pull requests that are exactly one batch (``engine._whole_batch``) at b = 64.
+
+    With 150 arms, BatchRacing, Halving and BatchSAR draw their batches themselves and
+    ask for exactly those (one pull each, or two at the end of a sweep); SAR and uniform
+    ask for pulls of every survivor, LUCB for two arms in either order; the budget (25n,
+    not a multiple of 64) cuts the last batch. With 8 arms, requests of more than ``r``
+    pulls of an arm fit in one batch of 64 but must be split. Served directly or through
+    the scheduler, the episode is the reference path's, registers and agent draws included.
+    """
+    for (n, k), dist, paired in (
+        ((150, 5), "bernoulli", False), ((150, 5), "gaussian", True), ((8, 2), "bernoulli", False)
+    ):
+        env = _make_env(setting, n, k, 64, r, dist, paired)
+        for seed in (0, 1):
+            fast_agent = agents.make(name, **_params(name, setting))
+            ref_agent = agents.make(name, **_params(name, setting))
+            fast = agents.run_episode(env, fast_agent, seed=seed)
+            fast_sums = env.unwrapped._sums.copy()
+            ref = agents.run_episode(env, ref_agent, seed=seed, fast=False, max_steps=100_000)
+            assert _result_dict(fast) == _result_dict(ref)
+            assert np.array_equal(fast_sums, env.unwrapped._sums)
+            assert np.array_equal(fast_agent.counts, ref_agent.counts)
+            steps = agents.engine.STEPS
+            assert np.array_equal(
+                np.delete(fast_agent.ctx.iv, steps), np.delete(ref_agent.ctx.iv, steps)
+            )
+            assert fast_agent.ctx.rng.random() == ref_agent.ctx.rng.random()
+
+
+def test_distinct_check_of_whole_batches() -> None:
+    """``engine._distinct`` (paired whole batches in any order) finds repeated arms.
+
+    A request with a repeated arm must take the general path, whose ``accept_request``
+    raises; the scratch bitmap is left clear either way.
+    """
+    bits = np.zeros(3, dtype=np.uint64)
+    cases = [([5, 130, 64, 0, 63], True), ([5, 130, 64, 130], False), ([7, 7], False),
+             ([0, 64, 128, 1, 65, 0], False), ([191], True)]
+    for arms, distinct in cases:
+        a = np.array(arms, dtype=np.int64)
+        assert agents.engine._distinct(a, a.shape[0], bits) is distinct
+        assert not bits.any()
+
+
 def _dense_episode(env: gym.Env, agent: ScriptedAgent, seed: int) -> tuple[list, dict]:
     """The act/observe path through ``env.step`` (dense actions), with its batches."""
     obs, _ = env.reset(seed=seed)
