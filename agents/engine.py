@@ -1015,14 +1015,15 @@ def _one_pull_request(ctx, env, counts, sums, emp, reward, step_reward, max_step
 
 
 @numba.njit(cache=True, _nrt=False)
-def _whole_batch(ctx):
+def _whole_batch(ctx, any_order):
     """``(pulls, increasing)`` of the yielded ``PULL`` request if it is one batch, else ``(0, _)``.
 
     The request (``sched[REQ_ARMS/REQ_REPS, :REQ_LEN]``) qualifies when its arms lie in
     ``[0, n)``, every arm is asked at least one pull and at most ``r``, and the pulls fit
     in one batch (``b`` and the budget's pulls left); ``increasing``: its arms are
     strictly increasing (so distinct, and in the order the environment draws
-    independent rewards in). A qualifying request of distinct arms is one that
+    independent rewards in; a request whose arms do not increase qualifies only with
+    ``any_order``, the paired rewards' case). A qualifying request of distinct arms is one that
     :func:`accept_request` keeps whole and :func:`schedule` returns as one batch (its
     "whole rest fits" case), so :func:`drive` serves it directly
     (:func:`_book_whole_batch`) when its arms increase, or when they are distinct
@@ -1050,6 +1051,8 @@ def _whole_batch(ctx):
         if a < 0 or a >= n or p <= 0 or (r >= 0 and p > r):
             return 0, False
         if a <= prev:
+            if not any_order:
+                return 0, False
             increasing = False
         prev = a
         total += p
@@ -1140,6 +1143,7 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
     rep_of = np.empty(n, dtype=np.int64)
     batch_arms, batch_reps = ctx.sched[BATCH_ARMS], ctx.sched[BATCH_REPS]
     req_arms, req_reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
+    paired = env.kind == env_kernels.PAIRED  # (rewards drawn in any order: same sums)
     step_reward = -cost_per_batch if iv[SETTING] == FIXED_CONFIDENCE else 0.0
     reward = 0.0
     if sampling_spent(ctx):
@@ -1158,11 +1162,9 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
         if code != PULL and code != BATCH:
             raise RuntimeError("the agent yielded an unknown request code")
         if code == PULL and iv[B] != 1:
-            total, increasing = _whole_batch(ctx)
+            total, increasing = _whole_batch(ctx, paired)
             m = iv[REQ_LEN]
-            if total > 0 and (
-                increasing or (env.kind == env_kernels.PAIRED and _distinct(req_arms, m, bits))
-            ):
+            if total > 0 and (increasing or _distinct(req_arms, m, bits)):
                 # exactly one batch, in an order the draws allow: no copies, sort or state
                 _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
                 _book_whole_batch(ctx, total)
