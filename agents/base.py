@@ -224,7 +224,10 @@ class ScriptedAgent(Agent):
 
     A subclass sets :attr:`kernel` (its compiled generator ``run(ctx, prm)``),
     :attr:`episode_kernel` (the cached fast-path loop of its module, ``episode(ctx, prm,
-    env, counts, sums, emp, cost, max_steps) -> drive(run(ctx, prm), ...)``),
+    env, counts, sums, emp, cost, max_steps) -> drive(run(ctx, prm), ...)``, or a loop
+    that plays the same steps without the generator, serving its requests with
+    :func:`agents.engine.serve_request` / :func:`~agents.engine.serve_arm` as the LUCB
+    family's does),
     :attr:`answer_rule` (the anytime answer, :func:`agents.engine.current_answer`) and
     :meth:`params` (its float64 parameter vector). A third-party subclass may instead
     implement :meth:`_run` as a Python generator of :class:`Pull` / :class:`Batch` /
@@ -238,7 +241,8 @@ class ScriptedAgent(Agent):
 
     #: the algorithm, a numba generator ``run(ctx, prm)`` (``None``: Python ``_run``).
     kernel: ClassVar[Any] = None
-    #: the module's compiled episode loop (:func:`agents.engine.drive` on ``kernel``).
+    #: the module's compiled episode loop (:func:`agents.engine.drive` on ``kernel``, or
+    #: the same steps without the generator).
     episode_kernel: ClassVar[Any] = None
     #: the anytime answer rule (``agents.engine.RULE_*``).
     answer_rule: ClassVar[int] = engine.RULE_EMPIRICAL

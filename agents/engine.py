@@ -311,8 +311,7 @@ def top_k_into(values, cand, k, rng, out, start):
     vals = np.empty(m)
     for j in range(m):
         vals[j] = values[cand[j]]
-    order = np.argsort(-vals, kind="mergesort")
-    thr = vals[order[k - 1]]
+    thr = np.partition(vals, m - k)[m - k]  # the k-th largest value (a selection, O(m))
     pos = start
     tied = np.empty(m, dtype=np.int64)
     nt = 0
@@ -1098,6 +1097,33 @@ def _book_whole_batch(ctx, total):
 
 
 @numba.njit(cache=True, _nrt=False)
+def serve_arm(ctx, env, counts, sums, emp, arm, reward, step_reward, max_steps):
+    """Serve a generator's ``yield arm`` (one pull of ``arm``, one batch) as :func:`drive`
+    does: ``(outcome, reward)`` as :func:`_end_step`."""
+    if arm >= counts.shape[0]:
+        raise RuntimeError("the agent requested an arm outside [0, n_arms)")
+    _env_pull(env, counts, sums, emp, arm)
+    record_one(ctx)
+    return _end_step(ctx, reward, step_reward, max_steps)
+
+
+@numba.njit(cache=True, _nrt=False)
+def serve_serial_request(ctx, code, env, counts, sums, emp, reward, step_reward, max_steps):
+    """Serve a yielded ``PULL`` request at ``batch_size = 1`` as :func:`drive` does
+    (:func:`accept_request`, then :func:`_one_pull_request`): ``(outcome, reward)``."""
+    accept_request(ctx, code)
+    if ctx.iv[REQ_OPEN] == 1:
+        return _one_pull_request(ctx, env, counts, sums, emp, reward, step_reward, max_steps)
+    return -1, reward
+
+
+@numba.njit(cache=True, _nrt=False)
+def step_reward_of(ctx, cost_per_batch):
+    """The step reward of a sampling step that does not end sampling (:func:`drive`)."""
+    return -cost_per_batch if ctx.iv[SETTING] == FIXED_CONFIDENCE else 0.0
+
+
+@numba.njit(cache=True, _nrt=False)
 def _end_step(ctx, reward, step_reward, max_steps):
     """After a batch of :func:`drive`: ``(SAMPLING_OVER, reward)`` if it ended sampling (its
     step reward is the environment's to compute), else ``(-1, reward + step_reward)``,
@@ -1121,6 +1147,66 @@ def _save_buckets(iv, ready, nb, nn, head, lvl, ndef):
 
 
 @numba.njit(cache=True)
+def scratch(n):
+    """The scratch arrays :func:`serve_request` needs on ``n`` arms (one set per episode)."""
+    return (
+        np.empty(n, dtype=np.int64),  # a batch in arm order: arms
+        np.empty(n, dtype=np.int64),  # ... and their pulls
+        np.empty(n),  # the drawn reward sums
+        np.zeros((n + 63) >> 6, dtype=np.uint64),  # _bitmap_sort_batch's and _distinct's bits
+        np.empty(n, dtype=np.int64),  # _bitmap_sort_batch's pulls by arm
+    )
+
+
+@numba.njit(cache=True, _nrt=False)
+def serve_request(ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr):
+    """Serve a yielded request (``PULL`` or ``BATCH``) batch by batch as :func:`drive`
+    does; ``scr``: :func:`scratch`. Returns ``(outcome, reward)``: :data:`SAMPLING_OVER`
+    if a batch ended sampling, else ``-1``, and the step rewards summed in."""
+    iv = ctx.iv
+    sorted_arms, sorted_reps, drawn, bits, rep_of = scr
+    batch_arms, batch_reps = ctx.sched[BATCH_ARMS], ctx.sched[BATCH_REPS]
+    req_arms, req_reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
+    if code != PULL and code != BATCH:
+        raise RuntimeError("the agent yielded an unknown request code")
+    if code == PULL and iv[B] != 1:
+        # (paired rewards are drawn in any order: the same sums)
+        total, increasing = _whole_batch(ctx, env.kind == env_kernels.PAIRED)
+        m = iv[REQ_LEN]
+        if total > 0 and (increasing or _distinct(req_arms, m, bits)):
+            # exactly one batch, in an order the draws allow: no copies, sort or state
+            _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
+            _book_whole_batch(ctx, total)
+            return _end_step(ctx, reward, step_reward, max_steps)
+    if code == PULL and iv[B] == 1:
+        return serve_serial_request(
+            ctx, code, env, counts, sums, emp, reward, step_reward, max_steps
+        )
+    accept_request(ctx, code)
+    while iv[REQ_OPEN] == 1:
+        m = schedule(ctx)
+        if m == 0:
+            close_request(ctx)
+            break
+        if env.kind == env_kernels.PAIRED:
+            # paired draws depend on (arm, pull index) only: any order gives the same sums
+            _env_batch(env, counts, sums, emp, batch_arms, batch_reps, m, drawn)
+        else:
+            if m <= 16:
+                _insertion_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
+            elif not _bitmap_sort_batch(
+                batch_arms, batch_reps, m, sorted_arms, sorted_reps, bits, rep_of
+            ):
+                _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
+            _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
+        record_batch(ctx, batch_arms[:m], batch_reps[:m])
+        outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
+        if outcome == SAMPLING_OVER:
+            return SAMPLING_OVER, reward
+    return -1, reward
+
+
+@numba.njit(cache=True)
 def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
     """Play ``gen`` (an algorithm's generator on ``ctx``) until sampling ends.
 
@@ -1133,72 +1219,21 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
     the sum of the step rewards of the other sampling steps.
     """
     iv = ctx.iv
-    n = counts.shape[0]
-    sorted_arms = np.empty(n, dtype=np.int64)
-    sorted_reps = np.empty(n, dtype=np.int64)
-    drawn = np.empty(n)
-    one_arm = np.empty(1, dtype=np.int64)
-    one_rep = np.ones(1, dtype=np.int64)
-    bits = np.zeros((n + 63) >> 6, dtype=np.uint64)  # _bitmap_sort_batch's scratch
-    rep_of = np.empty(n, dtype=np.int64)
-    batch_arms, batch_reps = ctx.sched[BATCH_ARMS], ctx.sched[BATCH_REPS]
-    req_arms, req_reps = ctx.sched[REQ_ARMS], ctx.sched[REQ_REPS]
-    paired = env.kind == env_kernels.PAIRED  # (rewards drawn in any order: same sums)
-    step_reward = -cost_per_batch if iv[SETTING] == FIXED_CONFIDENCE else 0.0
+    scr = scratch(counts.shape[0])
+    step_reward = step_reward_of(ctx, cost_per_batch)
     reward = 0.0
     if sampling_spent(ctx):
         return SAMPLING_OVER, reward
     for code in gen:
         if code >= 0:
-            if code >= n:
-                raise RuntimeError("the agent requested an arm outside [0, n_arms)")
-            one_arm[0] = code
-            _env_batch(env, counts, sums, emp, one_arm, one_rep, 1, drawn)
-            record_one(ctx)
-            outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
-            if outcome == SAMPLING_OVER:
-                return SAMPLING_OVER, reward
-            continue
-        if code != PULL and code != BATCH:
-            raise RuntimeError("the agent yielded an unknown request code")
-        if code == PULL and iv[B] != 1:
-            total, increasing = _whole_batch(ctx, paired)
-            m = iv[REQ_LEN]
-            if total > 0 and (increasing or _distinct(req_arms, m, bits)):
-                # exactly one batch, in an order the draws allow: no copies, sort or state
-                _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
-                _book_whole_batch(ctx, total)
-                outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
-                if outcome == SAMPLING_OVER:
-                    return SAMPLING_OVER, reward
-                continue
-        accept_request(ctx, code)
-        if code == PULL and iv[B] == 1 and iv[REQ_OPEN] == 1:
-            outcome, reward = _one_pull_request(
-                ctx, env, counts, sums, emp, reward, step_reward, max_steps
+            outcome, reward = serve_arm(
+                ctx, env, counts, sums, emp, code, reward, step_reward, max_steps
             )
-            if outcome == SAMPLING_OVER:
-                return SAMPLING_OVER, reward
-            continue
-        while iv[REQ_OPEN] == 1:
-            m = schedule(ctx)
-            if m == 0:
-                close_request(ctx)
-                break
-            if env.kind == env_kernels.PAIRED:
-                # paired draws depend on (arm, pull index) only: any order gives the same sums
-                _env_batch(env, counts, sums, emp, batch_arms, batch_reps, m, drawn)
-            else:
-                if m <= 16:
-                    _insertion_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
-                elif not _bitmap_sort_batch(
-                    batch_arms, batch_reps, m, sorted_arms, sorted_reps, bits, rep_of
-                ):
-                    _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
-                _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
-            record_batch(ctx, batch_arms[:m], batch_reps[:m])
-            outcome, reward = _end_step(ctx, reward, step_reward, max_steps)
-            if outcome == SAMPLING_OVER:
-                return SAMPLING_OVER, reward
+        else:
+            outcome, reward = serve_request(
+                ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+            )
+        if outcome == SAMPLING_OVER:
+            return SAMPLING_OVER, reward
     iv[FINISHED] = 1
     return AGENT_STOPPED, reward

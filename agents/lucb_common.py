@@ -89,6 +89,18 @@ Requests: the first round is one request of every arm once; a round of one arm i
 when the batch model allows it), and with ``batch_size=1`` two one-pull steps, fewest
 pulls first and ties at random: the schedule RoundRobin makes, without its cost.
 
+Two drivers play these rounds, both through :func:`_round` (the one implementation of
+a round: fold, repair, decide, pick the arms): the generator :func:`run` (the
+Gymnasium path's agent, and :func:`agents.engine.drive`'s), which keeps its state in a
+:class:`~agents.frame.Frame`, and the fast path's :func:`episode`, a plain loop that
+makes the same requests and serves them as ``drive`` would
+(:func:`agents.engine.serve_request`, :func:`~agents.engine.serve_arm`), with the state
+in local variables and the rounds in a function compiled without reference counting
+(:func:`_rounds`). Loading a frame's fields, or running a round in a function with
+reference counting, costs a reference count per array of the state (about 25) every
+round: the plain loop plays KL-LUCB about 10% faster and LUCB1 about 20% faster, with
+the same episodes (``tests/test_fast_path.py``).
+
 Ties (equal means, equal bounds, equal radii) are broken uniformly at random, as
 paper-notes require, by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever
 the arm's statistics change) that orders otherwise equal entries; the initial ``High``
@@ -1108,13 +1120,22 @@ def _decide(st, ctx, prm, rounds):
 
 @numba.njit(cache=True)
 def _next(fr, a, b, rounds):
+    """:func:`_round` on the frame's state (one call per round: loading the frame's
+    fields costs a reference count per array)."""
+    ctx = fr.ctx
+    stop, h, l_, arm = _round(fr.state, ctx, fr.prm, a, b, rounds)
+    if stop:
+        _answer(ctx)
+    return stop, h, l_, arm
+
+
+@numba.njit(cache=True, _nrt=False)
+def _round(st, ctx, prm, a, b, rounds):
     """Fold the pulled arms ``a`` and ``b`` (``-1``: none; round ``rounds - 1``) in, then
     decide round ``rounds``: ``(stop, h, l, arm)``, ``arm`` the one to pull first (with
-    ``batch_size=1``: RoundRobin's order, fewest pulls first, ties at random) or alone.
-
-    One call per round: loading the frame's fields costs a reference count per array.
+    ``batch_size=1``: RoundRobin's order, fewest pulls first, ties at random) or alone;
+    on ``stop`` the caller answers (:func:`_answer`).
     """
-    ctx, prm, st = fr.ctx, fr.prm, fr.state
     if a >= 0:
         changed = _fold(st, ctx, prm, a)
         if b >= 0:
@@ -1123,7 +1144,6 @@ def _next(fr, a, b, rounds):
             _repair(st, ctx, prm)
     stop, h, l_ = _decide(st, ctx, prm, rounds)
     if stop and (rounds > 1 or prm[P_FIRST_ROUND] == 0.0):
-        _answer(ctx)
         return True, h, l_, -1
     rule = int(prm[P_RULE])
     counts, rng = ctx.counts, ctx.rng
@@ -1186,8 +1206,72 @@ def run(ctx, prm):
 
 @numba.njit(cache=True)
 def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+    """The fast path: :func:`agents.engine.drive` on :func:`run`, without the generator.
+
+    The same steps, requests and draws as ``drive(run(ctx, prm), ...)``: the first
+    round's request and every round's request or arms are served by
+    :func:`agents.engine.serve_request` / :func:`~agents.engine.serve_arm`, as ``drive``
+    serves what :func:`run` yields. The state is a local variable here, not a frame
+    (a frame's field loads cost a reference count per array every round, about 10% of
+    a round). Mirrors :func:`run` line for line; the rounds themselves are
+    :func:`_round`'s, the one implementation of the algorithms.
+    """
+    iv = ctx.iv
+    n = ctx.iv[engine.N]
+    scr = engine.scratch(n)
+    step_reward = engine.step_reward_of(ctx, cost)
+    reward = 0.0
+    if engine.sampling_spent(ctx):
+        return engine.SAMPLING_OVER, reward
+    code = engine.request_each(ctx, np.arange(n), 1)
+    outcome, reward = engine.serve_request(
+        ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+    )
+    if outcome == engine.SAMPLING_OVER:
+        return engine.SAMPLING_OVER, reward
+    st = _build(ctx, prm, _scale(prm, n, 1))
+    outcome, reward = _rounds(
+        st, ctx, prm, env, counts, sums, emp, reward, step_reward, max_steps, scr
+    )
+    if outcome == engine.AGENT_STOPPED:
+        _answer(ctx)
+        iv[engine.FINISHED] = 1
+    return outcome, reward
+
+
+@numba.njit(cache=True, _nrt=False)
+def _rounds(st, ctx, prm, env, counts, sums, emp, reward, step_reward, max_steps, scr):
+    """The rounds of :func:`episode` until the stop rule holds (``AGENT_STOPPED``; the
+    caller answers) or sampling ends (``SAMPLING_OVER``): ``(outcome, reward)``."""
+    pair = int(prm[P_RULE]) == RULE_BOTH
+    serial = ctx.iv[engine.B] == 1
+    rounds = 1
+    a = b = -1
+    while True:
+        stop, h, l_, arm = _round(st, ctx, prm, a, b, rounds)
+        if stop:
+            return engine.AGENT_STOPPED, reward
+        if pair and not serial:
+            outcome, reward = engine.serve_request(
+                ctx, engine.request_two(ctx, h, l_), env, counts, sums, emp, reward,
+                step_reward, max_steps, scr,
+            )
+        else:
+            outcome, reward = engine.serve_arm(
+                ctx, env, counts, sums, emp, arm, reward, step_reward, max_steps
+            )
+            if outcome != engine.SAMPLING_OVER and pair:
+                outcome, reward = engine.serve_arm(
+                    ctx, env, counts, sums, emp, l_ if arm == h else h, reward,
+                    step_reward, max_steps,
+                )
+        if outcome == engine.SAMPLING_OVER:
+            return engine.SAMPLING_OVER, reward
+        if pair:
+            a, b = h, l_
+        else:
+            a, b = arm, -1
+        rounds += 1
 
 
 # ------------------------------------------------------------------ classes

@@ -1,0 +1,47 @@
+"""The engine's shared helpers against plain reference implementations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import engine
+
+
+def _top_k_reference(values, cand, k, rng, out, start) -> None:
+    """The definition: threshold = the k-th largest value by a stable sort, then the
+    candidates above it, then ``need`` tied ones chosen by ``engine.choose_distinct``."""
+    m = cand.shape[0]
+    if k <= 0:
+        return
+    if k >= m:
+        out[start : start + m] = cand
+        return
+    vals = values[cand]
+    thr = vals[np.argsort(-vals, kind="mergesort")[k - 1]]
+    above = cand[vals > thr]
+    tied = cand[vals == thr].copy()
+    out[start : start + above.shape[0]] = above
+    need = k - above.shape[0]
+    engine.choose_distinct(tied, tied.shape[0], need, rng)
+    out[start + above.shape[0] : start + k] = tied[:need]
+
+
+@pytest.mark.parametrize("levels", [2, 5, 1000])
+def test_top_k_into_matches_the_sorting_definition(levels: int) -> None:
+    """Same arms in the same order and the same draws, with ties, -inf and subsets."""
+    gen = np.random.default_rng(7)
+    for trial in range(400):
+        n = int(gen.integers(1, 300))
+        values = gen.integers(0, levels, size=n) / levels
+        values[gen.random(n) < 0.1] = -np.inf
+        cand = np.flatnonzero(gen.random(n) < 0.8) if trial % 2 else np.arange(n)
+        k = int(gen.integers(0, cand.shape[0] + 2))
+        start = int(gen.integers(0, 3))
+        got = np.full(start + max(k, 0) + 2, -7, dtype=np.int64)
+        want = got.copy()
+        rng_got, rng_want = np.random.default_rng(trial), np.random.default_rng(trial)
+        engine.top_k_into(values, cand, k, rng_got, got, start)
+        _top_k_reference(values, cand, k, rng_want, want, start)
+        assert np.array_equal(got, want), (trial, n, k)
+        assert rng_got.random() == rng_want.random()  # the same draws consumed
