@@ -862,6 +862,16 @@ def _sift_pairs(keys, vals, root, end):
 
 
 @numba.njit(cache=True, _nrt=False)
+def _sort_batch(arms, reps, m, out_arms, out_reps, bits, rep_of):
+    """A batch of distinct arms in arm-index order (the environment draws in that order):
+    insertion sort up to 16 arms, else the bitmap sort (the heap sort if it declines)."""
+    if m <= 16:
+        _insertion_sort_batch(arms, reps, m, out_arms, out_reps)
+    elif not _bitmap_sort_batch(arms, reps, m, out_arms, out_reps, bits, rep_of):
+        _heap_sort_batch(arms, reps, m, out_arms, out_reps)
+
+
+@numba.njit(cache=True, _nrt=False)
 def _env_pull(env, counts, sums, emp, a):
     """Draw one pull of arm ``a`` from the environment's stream and book it."""
     x = env_kernels.draw_one(
@@ -1014,21 +1024,21 @@ def _one_pull_request(ctx, env, counts, sums, emp, reward, step_reward, max_step
 
 
 @numba.njit(cache=True, _nrt=False)
-def _whole_batch(ctx, any_order):
+def _whole_batch(ctx):
     """``(pulls, increasing)`` of the yielded ``PULL`` request if it is one batch, else ``(0, _)``.
 
     The request (``sched[REQ_ARMS/REQ_REPS, :REQ_LEN]``) qualifies when its arms lie in
     ``[0, n)``, every arm is asked at least one pull and at most ``r``, and the pulls fit
     in one batch (``b`` and the budget's pulls left); ``increasing``: its arms are
     strictly increasing (so distinct, and in the order the environment draws
-    independent rewards in; a request whose arms do not increase qualifies only with
-    ``any_order``, the paired rewards' case). A qualifying request of distinct arms is one that
+    independent rewards in). A qualifying request of distinct arms is one that
     :func:`accept_request` keeps whole and :func:`schedule` returns as one batch (its
-    "whole rest fits" case), so :func:`drive` serves it directly
-    (:func:`_book_whole_batch`) when its arms increase, or when they are distinct
-    (:func:`_distinct`) and the rewards paired (drawn in any order); any other request
-    (or an invalid one, whose error :func:`accept_request` raises) takes the general
-    path. O(m), no writes (it stops at the first arm that disqualifies the request).
+    "whole rest fits" case), so :func:`serve_request` serves it directly
+    (:func:`_book_whole_batch`) when its arms increase or are distinct
+    (:func:`_distinct`): paired rewards are drawn in any order, independent ones after
+    the sort into arm order that the general path makes; any other request (or an
+    invalid one, whose error :func:`accept_request` raises) takes the general path.
+    O(m), no writes (it stops at the first arm that disqualifies the request).
     """
     iv = ctx.iv
     m = iv[REQ_LEN]
@@ -1050,8 +1060,6 @@ def _whole_batch(ctx, any_order):
         if a < 0 or a >= n or p <= 0 or (r >= 0 and p > r):
             return 0, False
         if a <= prev:
-            if not any_order:
-                return 0, False
             increasing = False
         prev = a
         total += p
@@ -1170,12 +1178,17 @@ def serve_request(ctx, code, env, counts, sums, emp, reward, step_reward, max_st
     if code != PULL and code != BATCH:
         raise RuntimeError("the agent yielded an unknown request code")
     if code == PULL and iv[B] != 1:
-        # (paired rewards are drawn in any order: the same sums)
-        total, increasing = _whole_batch(ctx, env.kind == env_kernels.PAIRED)
+        total, increasing = _whole_batch(ctx)
         m = iv[REQ_LEN]
         if total > 0 and (increasing or _distinct(req_arms, m, bits)):
-            # exactly one batch, in an order the draws allow: no copies, sort or state
-            _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
+            # exactly one batch: no scheduler copies or state
+            if increasing or env.kind == env_kernels.PAIRED:
+                # (paired rewards are drawn in any order: the same sums)
+                _env_batch(env, counts, sums, emp, req_arms, req_reps, m, drawn)
+            else:
+                # independent rewards in arm order, as the general path sorts the batch
+                _sort_batch(req_arms, req_reps, m, sorted_arms, sorted_reps, bits, rep_of)
+                _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
             _book_whole_batch(ctx, total)
             return _end_step(ctx, reward, step_reward, max_steps)
     if code == PULL and iv[B] == 1:
@@ -1192,12 +1205,7 @@ def serve_request(ctx, code, env, counts, sums, emp, reward, step_reward, max_st
             # paired draws depend on (arm, pull index) only: any order gives the same sums
             _env_batch(env, counts, sums, emp, batch_arms, batch_reps, m, drawn)
         else:
-            if m <= 16:
-                _insertion_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
-            elif not _bitmap_sort_batch(
-                batch_arms, batch_reps, m, sorted_arms, sorted_reps, bits, rep_of
-            ):
-                _heap_sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps)
+            _sort_batch(batch_arms, batch_reps, m, sorted_arms, sorted_reps, bits, rep_of)
             _env_batch(env, counts, sums, emp, sorted_arms, sorted_reps, m, drawn)
         record_batch(ctx, batch_arms[:m], batch_reps[:m])
         outcome, reward = _end_step(ctx, reward, step_reward, max_steps)

@@ -193,7 +193,8 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
 
     With 150 arms, BatchRacing, Halving and BatchSAR draw their batches themselves and
     ask for exactly those (one pull each, or two at the end of a sweep); SAR and uniform
-    ask for pulls of every survivor, LUCB for two arms in either order; the budget (25n,
+    ask for pulls of every survivor, LUCB for two arms in either order (served whole with
+    independent rewards too, drawn in arm order as the general path sorts them); the budget (25n,
     not a multiple of 64) cuts the last batch. With 8 arms, requests of more than ``r``
     pulls of an arm fit in one batch of 64 but must be split. Served directly or through
     the scheduler, the episode is the reference path's, registers and agent draws included.
