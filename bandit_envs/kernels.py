@@ -98,10 +98,21 @@ def _mix(z):
 
 
 @numba.njit(cache=True, _nrt=False)
+def _arm_seed(key, arm):
+    """The seed of ``arm``'s paired stream (:func:`paired_uniform`)."""
+    return _mix(key + np.uint64(arm + 1) * _GOLDEN)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _stream_uniform(seed, j):
+    """The ``j``-th uniform of the paired stream of ``seed`` (:func:`paired_uniform`)."""
+    return float(_mix(seed + np.uint64(j + 1) * _GOLDEN) >> _S11) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True, _nrt=False)
 def paired_uniform(key: np.uint64, arm: int, j: int) -> float:
     """The uniform in [0, 1) behind the ``j``-th paired reward of ``arm`` (0-based)."""
-    seed = _mix(key + np.uint64(arm + 1) * _GOLDEN)
-    return float(_mix(seed + np.uint64(j + 1) * _GOLDEN) >> _S11) * (1.0 / 9007199254740992.0)
+    return _stream_uniform(_arm_seed(key, arm), j)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -116,14 +127,20 @@ def _categorical(cdf_row, support, u):
 
 @numba.njit(cache=True, _nrt=False)
 def _paired_reward(key, dist, means, sigma, cdf, support, arm, j):
+    return _seeded_reward(_arm_seed(key, arm), dist, means, sigma, cdf, support, arm, j)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _seeded_reward(seed, dist, means, sigma, cdf, support, arm, j):
+    """The ``j``-th paired reward of ``arm`` from its stream's seed (:func:`_arm_seed`)."""
     if dist == BERNOULLI:
-        return 1.0 if paired_uniform(key, arm, j) < means[arm] else 0.0
+        return 1.0 if _stream_uniform(seed, j) < means[arm] else 0.0
     if dist == GAUSSIAN:
-        u1 = 1.0 - paired_uniform(key, arm, 2 * j)
-        u2 = paired_uniform(key, arm, 2 * j + 1)
+        u1 = 1.0 - _stream_uniform(seed, 2 * j)
+        u2 = _stream_uniform(seed, 2 * j + 1)
         z = math.sqrt(-2.0 * math.log(u1)) * math.cos(_TWO_PI * u2)
         return means[arm] + sigma * z
-    return _categorical(cdf[arm], support, paired_uniform(key, arm, j))
+    return _categorical(cdf[arm], support, _stream_uniform(seed, j))
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -182,9 +199,10 @@ def draw_sums(
         for j in range(m):
             a = arms[j]
             start = used[a]
+            seed = _arm_seed(k, a)  # (once per arm, not per reward)
             s = 0.0
             for t in range(start, start + reps[j]):
-                s += _paired_reward(k, dist, means, sigma, cdf, support, a, t)
+                s += _seeded_reward(seed, dist, means, sigma, cdf, support, a, t)
             used[a] = start + reps[j]
             out[j] = s
         return

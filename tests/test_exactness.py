@@ -162,3 +162,56 @@ def test_sigma_argument_overrides_the_instances_sigma() -> None:
         sums.append(obs["means"][3] * 100)
     rel = np.var(sums, ddof=1) / (100 * 0.3**2)
     assert abs(rel - 1) <= 6 * math.sqrt(2 / 299)
+
+
+def _splitmix(z: int) -> int:
+    """SplitMix64's finaliser on Python ints (the published constants)."""
+    mask = (1 << 64) - 1
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+def _paired_u(key: int, arm: int, j: int) -> float:
+    mask = (1 << 64) - 1
+    key, arm, j = int(key), int(arm), int(j)
+    seed = _splitmix((key + (arm + 1) * 0x9E3779B97F4A7C15) & mask)
+    return (_splitmix((seed + (j + 1) * 0x9E3779B97F4A7C15) & mask) >> 11) / 2.0**53
+
+
+def test_paired_draws_are_the_documented_streams() -> None:
+    """Paired rewards are pinned: uniform j of arm a is SplitMix64 of (seed_a + (j+1) golden),
+    seed_a = SplitMix64 of (key + (a+1) golden); a batch's sums are the sums of those rewards
+    (Bernoulli: u < mean; Gaussian: Box-Muller on uniforms 2j, 2j+1), whatever the batching.
+    A change of the scheme changes every paired result already published, so it must fail here."""
+    from bandit_envs import kernels
+
+    gen = np.random.default_rng(3)
+    n = 40
+    means = gen.random(n)
+    sigma = 0.7
+    for trial in range(30):
+        key = int(gen.integers(0, 2**63))
+        arms = np.sort(gen.choice(n, size=int(gen.integers(1, n)), replace=False)).astype(np.int64)
+        reps = gen.integers(1, 9, size=arms.shape[0]).astype(np.int64)
+        used = gen.integers(0, 50, size=n).astype(np.int64)
+        for dist in (kernels.BERNOULLI, kernels.GAUSSIAN):
+            out = np.empty(arms.shape[0])
+            after = used.copy()
+            kernels.draw_sums(
+                kernels.PAIRED, dist, np.random.default_rng(0), np.zeros(1), np.zeros(1, np.int64),
+                np.array([key], dtype=np.uint64), after, means, sigma, np.zeros((1, 1)),
+                np.zeros((1, 1)), np.zeros(1), arms, reps, out,
+            )
+            for a, r, s in zip(arms, reps, out):
+                want = 0.0
+                for t in range(used[a], used[a] + r):
+                    if dist == kernels.BERNOULLI:
+                        want += 1.0 if _paired_u(key, a, t) < means[a] else 0.0
+                    else:
+                        u1, u2 = 1.0 - _paired_u(key, a, 2 * t), _paired_u(key, a, 2 * t + 1)
+                        z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+                        want += means[a] + sigma * z
+                assert s == want, (trial, dist, a)
+                assert after[a] == used[a] + r
+            assert kernels.paired_uniform(np.uint64(key), 5, 7) == _paired_u(key, 5, 7)
