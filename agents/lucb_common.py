@@ -506,7 +506,7 @@ def _build(ctx, prm, c):
     return st
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _fold(st, ctx, prm, i):
     """Fold arm ``i``'s new count and mean into the state (new tie key); False if unchanged."""
     heap, pos, key, size, sgn, tb, la, ub, seen, fs, js, kwin, kexp = st[:13]
@@ -557,7 +557,7 @@ def _fold(st, ctx, prm, i):
     return True
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _repair(st, ctx, prm):
     """Swap the weakest High arm and the strongest Low arm while out of (mean, key) order."""
     heap, pos, key, size, sgn, tb = st[0], st[1], st[2], st[3], st[4], st[5]
@@ -980,7 +980,7 @@ def _kl_surely_above(prm, mu, count, beta, x, high):
     return z < 1.0 and divergences.kl_bernoulli(mu, z) <= level - margin
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _kl_best(st, ctx, prm, q, beta, aux):
     """The top of heap ``q`` (HL or LU) by the exact KL bound at ``beta``; its key; exact?
 
@@ -1039,7 +1039,7 @@ def _kl_open(st, ctx, prm, beta, h, l_):
     )
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _extremes(st, ctx, prm, rounds):
     """``(h, LCB_h, l, UCB_l)`` at round ``rounds`` (raises the kinetic trees' scale).
 
@@ -1108,7 +1108,7 @@ def _start(ctx, prm):
     return frame.Frame(ctx, prm, _build(ctx, prm, _scale(prm, n, 1)))
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _decide(st, ctx, prm, rounds):
     """``(stop, h, l)`` at round ``rounds``: whether the stop rule holds, and the pair."""
     if int(prm[P_RULE]) == RULE_CLUCB:  # (plain stop rule: M = M~)
