@@ -96,10 +96,11 @@ class KLLUCB(LUCBFamily):
       docstring of :mod:`agents.lucb_common`), not by recomputing all ``n`` bounds per
       round. ``tests/test_agents_klucb_ugape.py`` checks it against the literal loop.
       Bernoulli arms with equal (mean, count) are one entry of the heaps (a class).
-      Pulls per second at n = 1000 (budget 20n): 1.0-1.2M for Gaussian rewards,
-      0.94-0.96M for Bernoulli ones (most rounds decide ``h``, ``l`` and the stop rule
-      from divergence comparisons proved against the rounding error, without
-      computing a bound; the rest pay root-findings of 0.4-0.8 us each).
+      Pulls per second at n = 1000 (budget 20n, one core, session 10): 1.2-1.3M for
+      Bernoulli rewards on a calm machine (most rounds decide ``h``, ``l`` and the
+      stop rule from divergence comparisons proved against the rounding error,
+      without computing a bound; the rest pay root-findings of 0.4-0.8 us each);
+      1.0-1.2M for Gaussian ones before session 10's inlining.
     """
 
     name = "kl_lucb"

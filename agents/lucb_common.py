@@ -79,9 +79,9 @@ in preallocated arrays, compiled helpers):
   surely above the next key stops there, and the stop rule is proved unmet by those
   proofs or by one divergence per side at the means' midpoint (:func:`_kl_surely_above`,
   :func:`_kl_open`; the exact bounds are computed when a proof fails). Measured (n =
-  1000, budget 20n, one core): 0.94-0.96M pulls/s for Bernoulli rewards (0.07-0.08M
-  before the classes and the proofs; 93% of a walk's pops were arms of the best arm's
-  own class), 1.0-1.2M for Gaussian; recomputing all bounds every round would cost n
+  1000, budget 20n, one core): 1.2-1.3M pulls/s for Bernoulli rewards on a calm
+  machine since session 10 (0.07-0.08M before the classes and the proofs; 93% of a
+  walk's pops were arms of the best arm's own class); recomputing all bounds every round would cost n
   bisections per round (about 2k pulls/s).
 
 Requests: the first round is one request of every arm once; a round of one arm is
@@ -99,7 +99,11 @@ in local variables and the rounds in a function compiled without reference count
 (:func:`_rounds`). Loading a frame's fields, or running a round in a function with
 reference counting, costs a reference count per array of the state (about 25) every
 round: the plain loop plays KL-LUCB about 10% faster and LUCB1 about 20% faster, with
-the same episodes (``tests/test_fast_path.py``).
+the same episodes (``tests/test_fast_path.py``). The round's big steps (:func:`_fold`,
+:func:`_repair`, :func:`_decide`, :func:`_extremes`, :func:`_kl_best`) are inlined into
+it (``inline="always"``): a compiled call passes the state tuple, ``ctx`` and ``prm``
+as about 190 machine words of arguments, and these five calls per round cost KL-LUCB
+15-25% of its speed.
 
 Ties (equal means, equal bounds, equal radii) are broken uniformly at random, as
 paper-notes require, by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever
