@@ -3,7 +3,9 @@
 Prints the CPU time of one ranking of 1,000 arms with Bernoulli-like tied means (20
 distinct values) split into its shuffle and its sort, and the ranking time of one
 n = 1000, budget-20n SAR schedule (every phase with pulls ranks its survivors; an upper
-bound: the episode ends once k arms are accepted) per batch of 64 pulls. ``PYTHONPATH=. python benchmarks/sar_ranking.py``.
+bound: the episode ends once k arms are accepted) per batch of 64 pulls.
+
+Usage: ``python benchmarks/sar_ranking.py``.
 """
 
 import time
@@ -66,8 +68,9 @@ def main() -> None:
     sizes = [n - r + 1 for r in range(1, n) if s[r] > s[r - 1]]
     total = sum(_best_us(_rank, m, means, reps=200, repeats=3) for m in sizes)
     batches = budget / b
-    print(f"SAR n={n}, at most: {len(sizes)} rankings, {sum(sizes)} arms ranked, {total:.0f} us per "
-          f"episode, {total / batches:.2f} us per batch of {b} (~{batches:.0f} batches)")
+    print(f"SAR n={n}, at most: {len(sizes)} rankings, {sum(sizes)} arms ranked, "
+          f"{total:.0f} us per episode, {total / batches:.2f} us per batch of {b} "
+          f"(~{batches:.0f} batches)")
 
 
 if __name__ == "__main__":
