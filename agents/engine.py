@@ -29,9 +29,11 @@ bit):
   sampling ends; :func:`agents.run_episode` then lets the environment finish the
   episode (answer step, scores, terminal ``info``) in Python. A ``PULL`` request that
   is exactly one batch (distinct arms, each within ``r``, all within ``b`` and the
-  budget; increasing arms, or any order with paired rewards: :func:`_whole_batch`) is
-  served as that batch without the scheduler's bookkeeping: the batch ``schedule``
-  would make of it.
+  budget: :func:`_whole_batch`) is served as that batch without the scheduler's
+  bookkeeping: the batch ``schedule`` would make of it, drawn in arm order with
+  independent rewards. :func:`serve_request` and :func:`serve_arm` serve one yielded
+  request each; loops that play an algorithm without its generator (the LUCB family's
+  fast path) call them as ``drive`` does.
 
 Batches follow Jun et al. (2016) Algorithm 1 (RoundRobin; its ``a_l <= r`` read as
 ``a_l < r``, paper-notes): each pull goes to the requested arm with the fewest pulls

@@ -81,8 +81,8 @@ in preallocated arrays, compiled helpers):
   :func:`_kl_open`; the exact bounds are computed when a proof fails). Measured (n =
   1000, budget 20n, one core): 1.2-1.3M pulls/s for Bernoulli rewards on a calm
   machine since session 10 (0.07-0.08M before the classes and the proofs; 93% of a
-  walk's pops were arms of the best arm's own class); recomputing all bounds every round would cost n
-  bisections per round (about 2k pulls/s).
+  walk's pops were arms of the best arm's own class); recomputing all bounds every
+  round would cost n bisections per round (about 2k pulls/s).
 
 Requests: the first round is one request of every arm once; a round of one arm is
 ``yield arm``; a round of two arms is :func:`~agents.engine.request_two` (one batch
@@ -1100,11 +1100,11 @@ def _extremes(st, ctx, prm, rounds):
 
 
 # -------------------------------------------------------------- the algorithm
-# The round's work runs in one call per round (:func:`_next`) on a frame
-# (:class:`agents.frame.Frame`) that holds ``ctx``, ``prm`` and the state: ``run``'s loop
-# keeps only the frame and a few scalars live across its yields. Before, each resume
-# saved and restored 28 arrays (two resumes per round at ``batch_size=1``); the frame's
-# fields are loaded once per round instead (LUCB1 3-4% faster, the same episodes).
+# In the generator (the Gymnasium path) the round's work runs in one call per round
+# (:func:`_next`) on a frame (:class:`agents.frame.Frame`) that holds ``ctx``, ``prm``
+# and the state: ``run``'s loop keeps only the frame and a few scalars live across its
+# yields, instead of saving and restoring 28 arrays at every resume. The fast path
+# (:func:`episode`) needs no frame: its state is a local variable.
 @numba.njit(cache=True)
 def _start(ctx, prm):
     """The frame after the first round (:func:`_build`)."""

@@ -139,6 +139,22 @@ def test_fast_path_plays_whole_pac_elimination_episodes(name: str, dist: str, pa
         assert fast.terminated and _result_dict(fast) == _result_dict(ref)
 
 
+def _assert_fast_is_reference(env: gym.Env, name: str, setting: str, seed: int) -> None:
+    """The fast path's episode is the reference path's: result, reward sums, counts, the
+    registers (the fast path alone counts its steps) and the agent's next draw."""
+    fast_agent = agents.make(name, **_params(name, setting))
+    ref_agent = agents.make(name, **_params(name, setting))
+    fast = agents.run_episode(env, fast_agent, seed=seed)
+    fast_sums = env.unwrapped._sums.copy()
+    ref = agents.run_episode(env, ref_agent, seed=seed, fast=False, max_steps=100_000)
+    assert _result_dict(fast) == _result_dict(ref)
+    assert np.array_equal(fast_sums, env.unwrapped._sums)
+    assert np.array_equal(fast_agent.counts, ref_agent.counts)
+    steps = agents.engine.STEPS
+    assert np.array_equal(np.delete(fast_agent.ctx.iv, steps), np.delete(ref_agent.ctx.iv, steps))
+    assert fast_agent.ctx.rng.random() == ref_agent.ctx.rng.random()
+
+
 @pytest.mark.parametrize(
     ("name", "setting"),
     [
@@ -159,20 +175,7 @@ def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | Non
     for dist, paired in (("bernoulli", False), ("gaussian", True)):
         env = _make_env(setting, 5, 1, 1, r, dist, paired)
         for seed in (0, 1):
-            fast_agent = agents.make(name, **_params(name, setting))
-            ref_agent = agents.make(name, **_params(name, setting))
-            fast = agents.run_episode(env, fast_agent, seed=seed)
-            fast_sums = env.unwrapped._sums.copy()
-            ref = agents.run_episode(env, ref_agent, seed=seed, fast=False, max_steps=100_000)
-            assert _result_dict(fast) == _result_dict(ref)
-            assert np.array_equal(fast_sums, env.unwrapped._sums)
-            assert np.array_equal(fast_agent.counts, ref_agent.counts)
-            # the registers (the fast path alone counts its steps) and the agent's draws
-            steps = agents.engine.STEPS
-            assert np.array_equal(
-                np.delete(fast_agent.ctx.iv, steps), np.delete(ref_agent.ctx.iv, steps)
-            )
-            assert fast_agent.ctx.rng.random() == ref_agent.ctx.rng.random()
+            _assert_fast_is_reference(env, name, setting, seed)
 
 
 @pytest.mark.parametrize(
@@ -194,8 +197,8 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
     With 150 arms, BatchRacing, Halving and BatchSAR draw their batches themselves and
     ask for exactly those (one pull each, or two at the end of a sweep); SAR and uniform
     ask for pulls of every survivor, LUCB for two arms in either order (served whole with
-    independent rewards too, drawn in arm order as the general path sorts them); the budget (25n,
-    not a multiple of 64) cuts the last batch. With 8 arms, requests of more than ``r``
+    independent rewards too, drawn in arm order as the general path sorts them); the
+    budget (25n, not a multiple of 64) cuts the last batch. With 8 arms, requests of more than ``r``
     pulls of an arm fit in one batch of 64 but must be split. Served directly or through
     the scheduler, the episode is the reference path's, registers and agent draws included.
     """
@@ -204,19 +207,7 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
     ):
         env = _make_env(setting, n, k, 64, r, dist, paired)
         for seed in (0, 1):
-            fast_agent = agents.make(name, **_params(name, setting))
-            ref_agent = agents.make(name, **_params(name, setting))
-            fast = agents.run_episode(env, fast_agent, seed=seed)
-            fast_sums = env.unwrapped._sums.copy()
-            ref = agents.run_episode(env, ref_agent, seed=seed, fast=False, max_steps=100_000)
-            assert _result_dict(fast) == _result_dict(ref)
-            assert np.array_equal(fast_sums, env.unwrapped._sums)
-            assert np.array_equal(fast_agent.counts, ref_agent.counts)
-            steps = agents.engine.STEPS
-            assert np.array_equal(
-                np.delete(fast_agent.ctx.iv, steps), np.delete(ref_agent.ctx.iv, steps)
-            )
-            assert fast_agent.ctx.rng.random() == ref_agent.ctx.rng.random()
+            _assert_fast_is_reference(env, name, setting, seed)
 
 
 def test_distinct_check_of_whole_batches() -> None:
