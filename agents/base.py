@@ -231,8 +231,9 @@ class ScriptedAgent(Agent):
     :attr:`answer_rule` (the anytime answer, :func:`agents.engine.current_answer`) and
     :meth:`params` (its float64 parameter vector). A third-party subclass may instead
     implement :meth:`_run` as a Python generator of :class:`Pull` / :class:`Batch` /
-    :class:`PullOne` requests that returns its answer (and may override
-    :meth:`current_answer`).
+    :class:`PullOne` requests that returns its answer. Either kind may override
+    :meth:`current_answer` (the answer when the algorithm has not given its own, e.g.
+    the posterior top k of the Bayesian agents).
 
     State available to them: ``self.problem``, ``self.rng``, ``self.counts`` (int64
     pulls per arm), ``self.means`` (empirical means, 0 before the first pull),
@@ -381,7 +382,9 @@ class ScriptedAgent(Agent):
         """The answer: the algorithm's own if it finished, else :meth:`current_answer`."""
         if self._answer is not None:
             answer = self._answer
-        elif self.kernel is not None or type(self).current_answer is ScriptedAgent.current_answer:
+        elif (
+            self.kernel is not None and self._iv[engine.HAS_ANSWER]
+        ) or type(self).current_answer is ScriptedAgent.current_answer:
             answer = compiled_call(engine.current_answer, self.ctx)  # (no re-typing of ctx)
         else:
             answer = self.current_answer()

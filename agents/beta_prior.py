@@ -14,6 +14,7 @@ import math
 import numbers
 from typing import Any
 
+import numba
 import numpy as np
 
 from bandit_envs.instances import Instance
@@ -25,6 +26,7 @@ __all__ = [
     "check_bernoulli",
     "check_beta_prior",
     "posterior",
+    "posterior_into",
     "posterior_top_k",
     "prior_of",
 ]
@@ -73,6 +75,20 @@ def posterior(
     counts = np.asarray(counts, dtype=np.float64)
     wins = np.rint(np.asarray(means, dtype=np.float64) * counts)
     return a + wins, b + counts - wins
+
+
+@numba.njit(cache=True, _nrt=False)
+def posterior_into(a, b, counts, means, alpha, beta):
+    """:func:`posterior` in compiled code: ``alpha``/``beta`` (float64[n]) overwritten.
+
+    The wins are ``rint(mean * count)`` (the empirical mean of 0/1 rewards times the
+    count, rounded to the integer it is), as in :func:`posterior`.
+    """
+    for i in range(counts.shape[0]):
+        c = float(counts[i])
+        wins = np.rint(means[i] * c)
+        alpha[i] = a + wins
+        beta[i] = b + c - wins
 
 
 def posterior_top_k(

@@ -150,7 +150,10 @@ def main() -> None:
                 cells.append(f"{pulls_per_second(name, 1000, k, b, episodes) / 1e6:.2f}M")
         print(f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3])))
     if skipped:
-        print(f"(not compiled yet, not measured: {', '.join(skipped)})")
+        print(
+            f"(not compiled, not measured: {', '.join(skipped)}; bayes_dp is an exact dynamic "
+            "program over posterior states, for 3-arm families: it cannot play n = 1000)"
+        )
     print("\n2. batch cost, n = 1000, K = 10, (b, r) = (b, b) (target <= 2 us + 50 ns/pull)")
     for name in names:
         if agents.agent_class(name).k_values is not None:

@@ -10,8 +10,9 @@ import agents
 import bandit_envs  # noqa: F401
 from agents.bayes_dp import BayesOptimalDP, bayes_value
 from agents.beta_prior import beta_binomial_pmf, prior_of
-from agents.knowledge_gradient import KnowledgeGradient, kg_values
+from agents.knowledge_gradient import KnowledgeGradient, kg_choice, kg_values
 from agents.top_two_thompson import TopTwoThompson
+from agents.top_two_thompson import choose as ttts_choose
 from bandit_envs import instances
 
 
@@ -154,3 +155,90 @@ def test_ttts_fills_batches_within_b_and_r_and_is_seeded() -> None:
     again = agents.run_episode(env, agent, seed=3)
     assert first.pulls == 60 and first.batches == 15  # full batches of b = 4
     assert first.as_row() | {"wall_time": 0} == again.as_row() | {"wall_time": 0}
+
+
+def _kg_values_by_definition(alpha, beta, k, pulls):
+    """KG* written out in NumPy: every m, every Beta-binomial term (log domain), no bounds."""
+    mu = alpha / (alpha + beta)
+    ranked = np.sort(mu)[::-1]
+    order = np.argsort(-mu, kind="stable")
+    in_top = np.zeros(mu.size, dtype=bool)
+    in_top[order[:k]] = True
+    c = np.where(in_top, ranked[min(k, mu.size - 1)], ranked[k - 1])
+    out = np.zeros(mu.size)
+    for m in sorted({1, *(2**e for e in range(1, 12) if 2**e <= pulls), pulls}):
+        for i in range(mu.size):
+            pmf = beta_binomial_pmf(m, alpha[i], beta[i])
+            after = (alpha[i] + np.arange(m + 1)) / (alpha[i] + beta[i] + m)
+            gain = pmf @ np.maximum(after, c[i]) - max(mu[i], c[i])
+            out[i] = max(out[i], gain / m)
+    return out
+
+
+def _kg_states(count: int):
+    """Posterior states: spread, equal arms (shared evaluations), priors below 1, long looks."""
+    rng = np.random.default_rng(11)
+    for trial in range(count):
+        n = int(rng.integers(2, 40))
+        k = int(rng.integers(1, n + 1))
+        prior = (0.5, 0.7) if trial % 4 == 0 else (1.0, 1.0)
+        pulls_made = rng.integers(0, 40, n)
+        if trial % 3 == 0:  # many arms in a few posterior states
+            pulls_made = rng.choice(pulls_made[:3], n)
+        wins = rng.binomial(pulls_made, 0.5)
+        if trial % 3 == 0:
+            wins = pulls_made // 2
+        alpha, beta = prior[0] + wins, prior[1] + pulls_made - wins
+        pulls = int(rng.choice([1, 2, 3, 5, 17, 64, 300, 2500]))
+        yield alpha.astype(float), beta.astype(float), k, pulls
+
+
+def test_kg_values_are_the_definition() -> None:
+    """The compiled values (linear-domain pmf, early stops) equal the term-by-term sum."""
+    for alpha, beta, k, pulls in _kg_states(40):
+        want = _kg_values_by_definition(alpha, beta, k, min(pulls, 300))
+        assert kg_values(alpha, beta, k, min(pulls, 300)) == pytest.approx(want, abs=1e-12)
+
+
+def test_kg_choice_is_the_tied_argmax_of_every_value() -> None:
+    """Skipping arms by the bound U_1 and sharing equal arms' values changes no decision.
+
+    The reference evaluates every arm in full and draws the tie as the agent documents it
+    (``rng.choice`` over the arms within 1e-12 of the largest value, in index order); the
+    generators must also end in the same state.
+    """
+    for seed, (alpha, beta, k, pulls) in enumerate(_kg_states(300)):
+        values = kg_values(alpha, beta, k, pulls)
+        ref_rng, rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = int(ref_rng.choice(np.flatnonzero(values >= values.max() - 1e-12)))
+        assert kg_choice(alpha, beta, k, pulls, rng) == want
+        assert rng.random() == ref_rng.random()
+
+
+def _ttts_choice_by_definition(alpha, beta, k, leader_prob, max_resamples, counts, rng):
+    """One TTTS draw written with NumPy's vectorised Beta draws and Python sets."""
+    lead = set(np.argsort(-rng.beta(alpha, beta), kind="stable")[:k].tolist())
+    for _ in range(max_resamples):
+        other = set(np.argsort(-rng.beta(alpha, beta), kind="stable")[:k].tolist())
+        if other != lead:
+            side = lead - other if rng.random() < leader_prob else other - lead
+            return int(rng.choice(sorted(side)))
+    return min(lead, key=lambda i: (counts[i], i))
+
+
+def test_ttts_draw_is_the_documented_one() -> None:
+    """The compiled draw (leader set, resamples, coin, side) is the NumPy one, draw for draw."""
+    rng0 = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng0.integers(2, 12))
+        k = int(rng0.integers(1, n))
+        counts = rng0.integers(0, 60 if trial % 5 else 2000, n)
+        wins = rng0.binomial(counts, rng0.uniform(0.1, 0.9, n))
+        alpha, beta = 1.0 + wins, 1.0 + counts - wins
+        cap = 1 if trial % 7 == 0 else 100  # a cap of 1: the fallback happens
+        ref_rng, rng = np.random.default_rng(trial), np.random.default_rng(trial)
+        want = _ttts_choice_by_definition(alpha, beta, k, 0.5, cap, counts, ref_rng)
+        scratch = np.empty(n), np.zeros(n, np.int8), np.zeros(n, np.int8)
+        got = ttts_choose(alpha, beta, k, 0.5, cap, counts, rng, *scratch)
+        assert got == want
+        assert rng.random() == ref_rng.random()

@@ -100,8 +100,10 @@ def _cases() -> list[tuple[str, str, tuple]]:
         for setting, point in itertools.product(("fixed_budget", "fixed_confidence"), GRID):
             if setting not in cls.settings:
                 continue
-            k = point[1]
+            k, dist = point[1], point[4]
             if cls.k_values is not None and k not in cls.k_values:
+                continue
+            if cls.distributions is not None and dist not in cls.distributions:
                 continue
             out.append((name, setting, point))
     return out

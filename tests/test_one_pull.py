@@ -302,7 +302,9 @@ def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch) -
         setting = "fixed_confidence" if "fixed_confidence" in cls.settings else "fixed_budget"
         k = 1 if cls.k_values == frozenset({1}) else 2
         kw = {"max_batches": 3000} if setting == "fixed_confidence" else {"budget": 200}
-        env = make_env(instance="jiang2017-1-sparse", n_arms=10, k=k, setting=setting, batch_size=1, **kw)
+        # (the Bernoulli-only Bayesian agents play a Bernoulli instance)
+        instance = "jiang2017-1-sparse" if cls.distributions is None else "zhou2014-two-level"
+        env = make_env(instance=instance, n_arms=10, k=k, setting=setting, batch_size=1, **kw)
         params = {"rounds": 30} if name == "uniform" and setting == "fixed_confidence" else {}
         calls.update(one=0, sparse=0)
         fast = agents.run_episode(env, agents.make(name, **params), seed=0)

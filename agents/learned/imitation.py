@@ -37,7 +37,7 @@ from gymnasium import spaces
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.knowledge_gradient import kg_values
+from agents.knowledge_gradient import kg_choice
 from bandit_envs.wrappers import FlatObservation
 
 __all__ = ["TEACHERS", "ImitationSettings", "imitate", "kg_teacher"]
@@ -53,8 +53,8 @@ def kg_teacher(
 ) -> np.ndarray:
     """KG*'s arm for each row (one env per row; ties at random), as ``agents.make("kg")``.
 
-    The same values as :class:`agents.knowledge_gradient.KnowledgeGradient`; its tie
-    tolerance (1e-12) too.
+    The decision of :class:`agents.knowledge_gradient.KnowledgeGradient`
+    (:func:`~agents.knowledge_gradient.kg_choice`: its values, its tie tolerance 1e-12).
     """
     a, b = prior
     counts = np.asarray(counts, dtype=np.float64)
@@ -62,9 +62,7 @@ def kg_teacher(
     out = np.empty(counts.shape[0], dtype=np.int64)
     for row in range(counts.shape[0]):
         alpha, beta = a + wins[row], b + counts[row] - wins[row]
-        values = kg_values(alpha, beta, k, max(int(pulls_left[row]), 1))
-        best = np.flatnonzero(values >= values.max() - 1e-12)
-        out[row] = best[rng.integers(best.size)]
+        out[row] = kg_choice(alpha, beta, k, max(int(pulls_left[row]), 1), rng)
     return out
 
 
