@@ -147,7 +147,8 @@ def main() -> None:
                 if cls.k_values is not None and k not in cls.k_values:
                     cells.append("-")
                     continue
-                cells.append(f"{pulls_per_second(name, 1000, k, b, episodes) / 1e6:.2f}M")
+                rate = pulls_per_second(name, 1000, k, b, episodes)
+                cells.append(f"{rate / 1e6:.2f}M" if rate >= 1e5 else f"{rate / 1e3:.1f}k")
         print(f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3])))
     if skipped:
         print(
