@@ -26,7 +26,10 @@ which decreases in ``m`` (``s_m^2`` is concave in ``m`` and zero at 0). So an ar
 it), and an arm whose ``U_1`` is below the best value of the arms computed so far
 (less the tie tolerance) cannot be chosen and is skipped. The bounds are compared with
 a margin (``1e-9``) far above the rounding of the values (about ``1e-12`` at
-``m = 20,000``), so the chosen set of arms is the one the full evaluation gives.
+``m = 20,000``), so the chosen set of arms is the one the full evaluation gives. Arms of
+equal posterior (hence equal ``c``) share one evaluation: in a 1,000-arm episode the arms
+that pass the bound fall in 1-67 distinct posteriors. A decision over 1,000 arms costs
+about 90 us (``benchmarks/agent_speed.py``).
 """
 
 from __future__ import annotations
