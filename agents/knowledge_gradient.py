@@ -336,12 +336,12 @@ class KnowledgeGradient(ScriptedAgent):
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
         """Start an episode (Bernoulli arms and a pull budget only)."""
         check_bernoulli(problem, self.name)
+        super().reset(problem, seed=seed)  # (refuses fixed confidence first)
         if problem.budget is None:
             raise ValueError(
                 f"agent {self.name!r} needs a pull budget (its look-ahead is the pulls left), "
                 f"got budget=None"
             )
-        super().reset(problem, seed=seed)
 
     def current_answer(self) -> np.ndarray:
         """The posterior top k (Bayes-optimal for aggregate regret)."""

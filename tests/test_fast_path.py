@@ -84,6 +84,10 @@ def _params(name: str, setting: str) -> dict[str, Any]:
         # rounds of 10, 23 and 49 pulls per arm, so that episodes end within max_batches
         # (the defaults ask 26k pulls per arm in round 1); every round still runs
         return {"epsilon": 4.0, "delta": 0.5}
+    if name == "bayes_ttts":
+        # fewer resamples once the posterior has concentrated (a long fixed-confidence
+        # episode), so the capped fallback (the least-pulled leader) is played too
+        return {"max_resamples": 10}
     return {}
 
 
