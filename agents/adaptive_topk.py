@@ -71,7 +71,7 @@ def _round_end(status, means, s, size, kp, threshold, acc, na):
     return keep, na
 
 
-@numba.njit
+@numba.njit(cache=True)
 def run(ctx, prm):
     """AdaptiveTopK (the compiled algorithm; ``prm = [epsilon, delta, paper rule?]``)."""
     n = ctx.iv[engine.N]

@@ -77,7 +77,7 @@ def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, theta, lead,
     return best
 
 
-@numba.njit
+@numba.njit(cache=True)
 def run(ctx, prm):
     """Top-two Thompson sampling in top-k form (``prm``: see :meth:`TopTwoThompson.params`)."""
     iv = ctx.iv
