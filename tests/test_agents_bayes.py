@@ -11,6 +11,8 @@ import bandit_envs  # noqa: F401
 from agents.bayes_dp import BayesOptimalDP, bayes_value
 from agents.beta_prior import beta_binomial_pmf, prior_of
 from agents.knowledge_gradient import KnowledgeGradient, kg_choice, kg_values
+from agents.posterior_top_set import new_state, sample_top_set
+from agents.posterior_top_set import update as update_top_set
 from agents.top_two_thompson import TopTwoThompson
 from agents.top_two_thompson import choose as ttts_choose
 from bandit_envs import instances
@@ -215,30 +217,44 @@ def test_kg_choice_is_the_tied_argmax_of_every_value() -> None:
         assert rng.random() == ref_rng.random()
 
 
-def _ttts_choice_by_definition(alpha, beta, k, leader_prob, max_resamples, counts, rng):
-    """One TTTS draw written with NumPy's vectorised Beta draws and Python sets."""
-    lead = set(np.argsort(-rng.beta(alpha, beta), kind="stable")[:k].tolist())
+def _ttts_choice_by_definition(alpha, beta, k, leader_prob, max_resamples, counts, st, rng):
+    """One TTTS draw written in Python sets over the sampler's top-k sets."""
+    lead, other = np.empty(k, np.int64), np.empty(k, np.int64)
+    sample_top_set(alpha, beta, k, st, rng, lead)
     for _ in range(max_resamples):
-        other = set(np.argsort(-rng.beta(alpha, beta), kind="stable")[:k].tolist())
-        if other != lead:
-            side = lead - other if rng.random() < leader_prob else other - lead
-            return int(rng.choice(sorted(side)))
-    return min(lead, key=lambda i: (counts[i], i))
+        sample_top_set(alpha, beta, k, st, rng, other)
+        if set(other.tolist()) != set(lead.tolist()):
+            if rng.random() < leader_prob:
+                side = [i for i in lead.tolist() if i not in other]
+            else:
+                side = [i for i in other.tolist() if i not in lead]
+            return side[int(rng.integers(0, len(side)))]
+    return min(lead.tolist(), key=lambda i: (counts[i], i))
 
 
 def test_ttts_draw_is_the_documented_one() -> None:
-    """The compiled draw (leader set, resamples, coin, side) is the NumPy one, draw for draw."""
+    """Leader set, resamples, coin and side as documented, draw for draw, over the
+    posterior top-k sets of ``agents.posterior_top_set`` (its law: its own tests)."""
     rng0 = np.random.default_rng(5)
+    fallbacks = 0
     for trial in range(300):
-        n = int(rng0.integers(2, 12))
+        n = int(rng0.integers(2, 40))
         k = int(rng0.integers(1, n))
         counts = rng0.integers(0, 60 if trial % 5 else 2000, n)
         wins = rng0.binomial(counts, rng0.uniform(0.1, 0.9, n))
         alpha, beta = 1.0 + wins, 1.0 + counts - wins
         cap = 1 if trial % 7 == 0 else 100  # a cap of 1: the fallback happens
+        st = new_state(n)
+        update_top_set(alpha, beta, k, st, np.empty(0, np.int64))
         ref_rng, rng = np.random.default_rng(trial), np.random.default_rng(trial)
-        want = _ttts_choice_by_definition(alpha, beta, k, 0.5, cap, counts, ref_rng)
-        scratch = np.empty(n), np.zeros(n, np.int8), np.zeros(n, np.int8)
-        got = ttts_choose(alpha, beta, k, 0.5, cap, counts, rng, *scratch)
+        want = _ttts_choice_by_definition(alpha, beta, k, 0.5, cap, counts, st, ref_rng)
+        mark = np.zeros((2, n), np.int8)
+        scratch = np.empty(k, np.int64), np.empty(k, np.int64), mark
+        got = ttts_choose(alpha, beta, k, 0.5, cap, counts, rng, st, *scratch)
         assert got == want
         assert rng.random() == ref_rng.random()
+        assert not mark.any()  # the scratch is left clean
+        lead = np.empty(k, np.int64)
+        sample_top_set(alpha, beta, k, st, np.random.default_rng(trial), lead)
+        fallbacks += cap == 1 and got == min(lead.tolist(), key=lambda i: (counts[i], i))
+    assert fallbacks >= 5  # (the least-pulled-leader branch is played)

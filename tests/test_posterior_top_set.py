@@ -1,0 +1,220 @@
+"""The top-k-set sampler of Beta posteriors (``bayes_ttts``) and its Beta tails and draws.
+
+The bounds are concentration inequalities at a fixed failure probability ``DELTA`` (the
+seeds are fixed, so each test is deterministic; a correct sampler fails one with
+probability at most ``DELTA`` over the choice of seeds):
+
+* Dvoretzky-Kiefer-Wolfowitz (Massart's constant): ``sup |F_N - F| <= sqrt(ln(2 / delta)
+  / (2 N))`` for ``N`` i.i.d. draws with CDF ``F``;
+* Bretagnolle-Huber-Carol: the empirical law of ``N`` draws on ``m`` outcomes is within
+  ``sqrt(2 (m ln 2 + ln(1 / delta)) / N)`` of the law in L1; two samples of size ``N``
+  of the same law are within twice that of each other.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from agents import posterior_top_set as pts
+from agents.beta_prior import beta_between, beta_tail, log_beta
+
+DELTA = 1e-6
+
+
+def test_beta_tail_is_scipys_betaincc() -> None:
+    """Posteriors of the agents (integer counts on priors from 0.3 to 3, up to thousands
+    of pulls): the smaller of the two tails to a relative error of the rounding of its
+    logarithm (4 ulps per unit of its terms) plus 1e-13."""
+    rng = np.random.default_rng(0)
+    for trial in range(4000):
+        a = float(rng.choice([0.3, 0.5, 1.0, 2.5, 3.0])) + float(rng.integers(0, 300))
+        b = float(rng.choice([0.3, 0.5, 1.0, 2.5, 3.0])) + float(rng.integers(0, 300))
+        if trial % 10 == 0:
+            a += float(rng.integers(0, 5000))
+        # thresholds spread over the body and the far tails of the distribution
+        x = float(stats.beta.ppf(rng.uniform(1e-9, 1 - 1e-9), a, b))
+        if trial % 3 == 0:
+            x = float(rng.uniform())
+        if not 0.0 < x < 1.0:
+            continue
+        got, want = beta_tail(a, b, log_beta(a, b), x), special.betaincc(a, b, x)
+        # the rounding of the log of x^a (1 - x)^b / B(a, b): its terms' size in ulps
+        size = abs(a * math.log(x)) + abs(b * math.log1p(-x))
+        size += abs(math.lgamma(a)) + abs(math.lgamma(b)) + abs(math.lgamma(a + b))
+        rel = 4 * 2.0**-52 * size + 1e-13
+        assert abs(got - want) <= rel * max(min(want, 1 - want), 1e-300) + 1e-15, (a, b, x)
+    assert beta_tail(2.0, 3.0, log_beta(2.0, 3.0), 0.0) == 1.0
+    assert beta_tail(2.0, 3.0, log_beta(2.0, 3.0), 1.0) == 0.0
+
+
+# (alpha, beta, lo, hi): every branch of beta_between
+BETWEEN_CASES = [
+    (20.0, 15.0, 0.8, 1.0),  # right tail: tangent envelope at lo
+    (20.0, 15.0, 0.0, 0.3),  # left tail: tangent envelope at hi
+    (12.0, 13.0, 0.7424, 0.7552),  # a thin zone far in the tail
+    (1.0, 30.0, 0.1, 0.4),  # alpha = 1 (no log t term)
+    (30.0, 1.0, 0.9, 0.95),  # beta = 1 (no log(1 - t) term)
+    (5.0, 5.0, 0.45, 0.55),  # the mode inside: a constant envelope
+    (200.0, 100.0, 0.6, 0.7),  # the mode inside, the envelope too loose: rejection
+    (2.0, 2.0, 0.0, 1.0),  # the whole interval
+    (1.0, 1.0, 0.2, 0.3),  # uniform
+    (0.5, 0.5, 0.4, 0.6),  # not log-concave: rejection from the whole distribution
+    (0.4, 3.0, 0.9, 1.0),  # not log-concave, mass 2e-4: inversion
+]
+
+
+@pytest.mark.parametrize("alpha, beta, lo, hi", BETWEEN_CASES)
+def test_beta_between_is_the_conditional_law(alpha, beta, lo, hi) -> None:
+    lb = log_beta(alpha, beta)
+    mass = beta_tail(alpha, beta, lb, lo) - beta_tail(alpha, beta, lb, hi)
+    rng = np.random.default_rng(7)
+    draws = np.array([beta_between(alpha, beta, lb, lo, hi, mass, rng) for _ in range(20_000)])
+    assert np.all((lo < draws) & (draws < hi))
+    dist = stats.beta(alpha, beta)
+    low, width = dist.cdf(lo), dist.cdf(hi) - dist.cdf(lo)
+    ks = stats.kstest(draws, lambda t: (dist.cdf(t) - low) / width).statistic
+    assert ks <= math.sqrt(math.log(2 / DELTA) / (2 * draws.size))
+
+
+def _state(alpha, beta, k, levels=None):
+    st = pts.new_state(alpha.size)
+    pts.update(alpha, beta, k, st, np.empty(0, np.int64))
+    if levels is not None:  # forced levels: x_0, the top level, the arms between
+        pts._set_levels(alpha, beta, st, *levels)
+    return st
+
+
+@numba.njit  # not cached: a cached caller would keep a stale sampler
+def _sampled_sets(alpha, beta, k, st, draws, rng):
+    """``draws`` sampled sets, one sorted row each."""
+    members = np.empty(k, np.int64)
+    out = np.empty((draws, k), np.int64)
+    for d in range(draws):
+        pts.sample_top_set(alpha, beta, k, st, rng, members)
+        out[d] = np.sort(members)
+    return out
+
+
+@numba.njit  # not cached: a cached caller would keep a stale sampler
+def _zone_counts(st, n, draws, rng):
+    """How often each arm lands in each zone (column 0: below x_0)."""
+    out = np.zeros((n, pts.LMAX + 1), np.int64)
+    for _ in range(draws):
+        m = pts.assign_zones(st, rng)
+        for j in range(m):
+            out[st[8][j], st[9][j]] += 1
+    out[:, 0] = draws - out[:, 1:].sum(axis=1)
+    return out
+
+
+def _law(rows):
+    keys, counts = np.unique(rows, axis=0, return_counts=True)
+    return {tuple(int(i) for i in key): int(c) for key, c in zip(keys, counts, strict=True)}
+
+
+def _full_draw_sets(alpha, beta, k, draws, seed):
+    theta = np.random.default_rng(seed).beta(alpha, beta, size=(draws, alpha.size))
+    return np.sort(np.argpartition(-theta, k - 1, axis=1)[:, :k], axis=1)
+
+
+ALPHA = np.array([3.0, 5, 8, 2, 6, 1, 9, 14, 1, 4, 2, 30])
+BETA = np.array([4.0, 5, 3, 6, 2, 1, 9, 3, 12, 40, 2, 31])
+# mostly small tails at x = 0.45 (tiers 3-8), two arms above most of the time
+TIERED = (np.array([4.0, 2, 3, 2, 4, 1, 5, 6]), np.array([4.0, 8, 8, 12, 10, 6, 20, 3]))
+# levels (x_0, top level, arms between): the chosen ones, and forced ones that make the
+# rare branches common: the boundary above the top level, below x_0, and thin zones
+SET_CASES = [
+    (ALPHA, BETA, 1, None),
+    (ALPHA, BETA, 3, None),
+    (ALPHA, BETA, 3, (0.3, 0.7, 8.0)),
+    (ALPHA, BETA, 3, (0.85, 0.95, 4.0)),  # often fewer than k above x_0
+    (ALPHA, BETA, 3, (0.05, 0.2, 60.0)),  # often more than k above the top level
+    (ALPHA, BETA, 5, (0.6, 0.65, 40.0)),  # thin zones, 15 levels
+    (ALPHA, BETA, 5, None),
+    (*TIERED, 3, (0.45, 0.7, 8.0)),  # the tiers decide who is above x_0
+    (*TIERED, 2, None),
+]
+
+
+@pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)
+def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels) -> None:
+    """The sampled set's law is the top k of a full posterior draw: the law of the sets
+    in L1 (Bretagnolle-Huber-Carol), and each arm's chance to be in (Hoeffding, a union
+    bound over the arms), two samples of ``draws`` each."""
+    st = _state(alpha, beta, k, levels)
+    assert len(set(_sampled_sets(alpha, beta, k, st, 100, np.random.default_rng(0))[0])) == k
+    draws = 400_000
+    got_rows = _sampled_sets(alpha, beta, k, st, draws, np.random.default_rng(1))
+    want_rows = _full_draw_sets(alpha, beta, k, draws, 2)
+    got, want = _law(got_rows), _law(want_rows)
+    outcomes = math.comb(alpha.size, k)
+    bound = 2 * math.sqrt(2 * (outcomes * math.log(2) + math.log(1 / DELTA)) / draws)
+    l1 = sum(abs(got.get(s, 0) - want.get(s, 0)) for s in set(got) | set(want)) / draws
+    assert l1 <= bound
+    inside = [np.bincount(r.ravel(), minlength=alpha.size) / draws for r in (got_rows, want_rows)]
+    bound = 2 * math.sqrt(math.log(2 * alpha.size / DELTA) / (2 * draws))
+    assert np.abs(inside[0] - inside[1]).max() <= bound
+
+
+@pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)
+def test_each_arm_lands_in_each_zone_with_its_probability(alpha, beta, k, levels) -> None:
+    """One uniform per warm arm and the jumps through the tiers put arm ``i`` in zone
+    ``z`` with probability ``Q[i, z - 1] - Q[i, z]`` (Hoeffding, union over arms and
+    zones)."""
+    st = _state(alpha, beta, k, levels)
+    draws = 400_000
+    counts = _zone_counts(st, alpha.size, draws, np.random.default_rng(3))
+    zones = int(st[3][pts.I_LEVELS]) + 1
+    q = np.hstack([np.ones((alpha.size, 1)), st[1][:, : zones - 1], np.zeros((alpha.size, 1))])
+    want = q[:, :-1] - q[:, 1:]  # zone 0 .. L
+    bound = math.sqrt(math.log(2 * alpha.size * zones / DELTA) / (2 * draws))
+    assert np.abs(counts[:, :zones] / draws - want).max() <= bound
+    assert counts[:, zones:].sum() == 0
+    if alpha is TIERED[0] and levels is not None:
+        assert st[6][pts.FIRST_TIER :].sum() >= 6  # most arms are visited by jumps
+
+
+def test_tiers_and_levels_follow_the_posterior() -> None:
+    """After updates the state is the one built from scratch: tails, sums and tiers."""
+    rng = np.random.default_rng(3)
+    n, k = 300, 20
+    wins = rng.integers(0, 30, n)
+    alpha, beta = 1.0 + wins, 1.0 + rng.integers(0, 30, n)
+    st = _state(alpha, beta, k)
+    for _ in range(200):
+        arms = rng.choice(n, size=int(rng.integers(1, 5)), replace=False)
+        alpha[arms] += rng.integers(0, 2, arms.size)
+        beta[arms] += 1.0
+        pts.update(alpha, beta, k, st, arms)
+    levels = st[2][: int(st[3][pts.I_LEVELS])]
+    for i in range(n):
+        for j, x in enumerate(levels):
+            assert st[1][i, j] == beta_tail(alpha[i], beta[i], log_beta(alpha[i], beta[i]), x)
+        assert st[7][0, i] == pts._tier(st[1][i, 0])  # the tier of its tail at x_0
+        assert st[5][st[7][0, i], st[7][1, i]] == i  # listed where it says
+    q0, qt = st[1][:, 0], st[1][:, levels.size - 1]
+    assert st[3][pts.I_SUM_LO] == pytest.approx(q0.sum(), abs=1e-9)
+    assert st[3][pts.I_VAR_LO] == pytest.approx((q0 * (1 - q0)).sum(), abs=1e-9)
+    assert st[3][pts.I_SUM_HI] == pytest.approx(qt.sum(), abs=1e-9)
+    assert sorted(np.concatenate([st[5][t, : st[6][t]] for t in range(st[6].size)])) == list(
+        range(n)
+    )
+
+
+def test_chosen_levels_bracket_the_boundary() -> None:
+    """x_0 leaves k arms above it by about three deviations, the top level fewer than k."""
+    rng = np.random.default_rng(4)
+    for n, k in ((50, 5), (1000, 10), (1000, 100)):
+        pulls = rng.integers(0, 40, n)
+        wins = rng.binomial(pulls, 0.5)
+        alpha, beta = 1.0 + wins, 1.0 + pulls - wins
+        st = _state(alpha, beta, k)
+        info = st[3]
+        assert not pts._off_band(info, k)
+        assert info[pts.I_SUM_LO] - k >= 1.5 * math.sqrt(info[pts.I_VAR_LO]) + 0.5
+        assert info[pts.I_SUM_HI] <= k
