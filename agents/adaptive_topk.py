@@ -71,7 +71,7 @@ def _round_end(status, means, s, size, kp, threshold, acc, na):
     return keep, na
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """AdaptiveTopK (the compiled algorithm; ``prm = [epsilon, delta, paper rule?]``)."""
     n = ctx.iv[engine.N]

@@ -122,7 +122,7 @@ def _pair(S, F, ctx, prm, t):
     return h, l_
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """AT-LUCB (the compiled algorithm; ``prm`` as :meth:`ATLUCB.params`).
 

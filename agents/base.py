@@ -317,7 +317,7 @@ class ScriptedAgent(Agent):
         self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
         self._n_arms = problem.n_arms
         # Created on first use: the fast path plays the kernel without it (and a
-        # compiled generator's Python entry point is loaded from numba's cache).
+        # compiled generator's Python entry point costs a compile per process).
         self._gen = None
 
     # --------------------------------------------------------- sparse protocol

@@ -239,7 +239,7 @@ _X, _XT, _YT, _VIRT, _JPOS, _BITS, _PICK, _TMP = range(2, 10)
 _SB, _CB, _RA, _RR = range(10, 14)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """BatchRacing (the compiled algorithm; ``prm = [delta]``).
 

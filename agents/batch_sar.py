@@ -70,7 +70,7 @@ def _min_count(counts, order, lo, hi, nx, xbits):
     return low
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """BatchSAR, Alg. 3 with eq. (10) (the compiled algorithm; ``prm``: see ``_CAPACITY``)."""
     iv = ctx.iv

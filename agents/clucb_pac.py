@@ -188,7 +188,7 @@ def _radii(S, F, s):
         rad[d] = s / math.sqrt(bc[d])
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """CLUCB-PAC (the compiled algorithm; ``prm`` as :meth:`CLUCBPAC.params`)."""
     iv = ctx.iv

@@ -12,7 +12,7 @@ from agents.median_elimination import eliminate, round_pulls
 __all__ = ["ExpGap", "episode", "run"]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Exponential-Gap Elimination (``prm = [delta]``); see :class:`ExpGap`."""
     n = ctx.iv[engine.N]

@@ -196,7 +196,7 @@ def fw_direction(family, sigma, means, t, best, ws, gbuf, active, basis, rng):
     return m
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Frank-Wolfe Sampling (see :class:`FrankWolfe`); ``prm`` as :meth:`FrankWolfe.params`."""
     iv = ctx.iv

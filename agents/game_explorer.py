@@ -85,7 +85,7 @@ def optimistic_gains(family, sigma, counts, means, t, i, j, m, out):
         out[a] = g
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """AdaHedge vs Best-Response (:class:`GameExplorer`); ``prm`` as :meth:`GameExplorer.params`."""
     iv = ctx.iv

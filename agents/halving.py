@@ -15,7 +15,7 @@ from bandit_envs.problem import Problem
 __all__ = ["Halving"]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Halving, Alg. 4 (the compiled algorithm; ``prm = [L, B_1..B_L, |S_2|..|S_{L+1}|]``)."""
     iv = ctx.iv

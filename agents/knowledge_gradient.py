@@ -229,7 +229,7 @@ def _table(n: int) -> np.ndarray:
     return np.empty(1 << (2 * n - 1).bit_length(), dtype=np.int64)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """KG* (``prm = [a, b]``, the Beta prior): one pull per decision, until the budget ends."""
     a, b = prm[0], prm[1]

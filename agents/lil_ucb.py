@@ -53,7 +53,7 @@ def _sift(heap, pos, key, tb, j, m):
     pos[a] = j
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """lil'UCB (the compiled algorithm; ``prm`` as :meth:`LilUCB.params`).
 

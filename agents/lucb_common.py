@@ -1181,7 +1181,7 @@ def _request_pair(fr, h, l_):
     return engine.request_two(fr.ctx, h, l_)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """The LUCB family (the compiled algorithm; ``prm`` as a member's ``params``)."""
     n = ctx.iv[engine.N]

@@ -77,7 +77,7 @@ def eliminate(ctx, arms, eps, delta, scale, mark, out):
     out[0] = surv[0]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Median Elimination (``prm = [epsilon, delta]``); see :class:`MedianElimination`."""
     n = ctx.iv[engine.N]

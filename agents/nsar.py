@@ -128,7 +128,7 @@ def _decide(means, order, lo, hi, m, rng):
     return pos, means[order[pos]] > above
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """NSAR, Fig. 1 (the compiled algorithm; ``prm = [n_0, n_1, ..., n_{K-1}]``)."""
     iv = ctx.iv

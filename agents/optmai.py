@@ -99,7 +99,7 @@ def _accept_reject(status, s, size, values, kp, rng, acc, na, out):
     return keep, na
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """OptMAI (the compiled algorithm).
 

@@ -41,7 +41,7 @@ def _pulled(key, heaps, sizes, a, mean, w):
     return ost.kth(key, heaps, _L) > ost.kth(key, heaps, _U)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """RoundRobin (the compiled algorithm; ``prm = [delta]``)."""
     n = ctx.iv[engine.N]

@@ -13,7 +13,7 @@ from agents.base import FIXED_BUDGET, ScriptedAgent
 __all__ = ["SequentialHalving", "episode", "run"]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Sequential Halving (``prm = [round_means]``); see :class:`SequentialHalving`."""
     iv = ctx.iv

@@ -123,7 +123,7 @@ def _ids_probability(family, sigma, ni, mi, nj, mj):
     return di / (di + dj)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """The Top-Two family (see the module docstring); ``prm`` as :class:`TopTwo.params`."""
     iv = ctx.iv

@@ -75,7 +75,7 @@ def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, st, lead, ot
     return arm
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Top-two Thompson sampling in top-k form (``prm``: see :meth:`TopTwoThompson.params`)."""
     iv = ctx.iv

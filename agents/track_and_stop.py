@@ -37,7 +37,7 @@ def _project(w, eps, out):
         out[a] = max(w[a] - lam, eps)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Track-and-Stop (see :class:`TrackAndStop`); ``prm`` as :meth:`TrackAndStop.params`."""
     iv = ctx.iv

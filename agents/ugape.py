@@ -488,7 +488,7 @@ def _pulled(I, F, counts, means, a):
     I[REG, R_D] = nd
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """UGapE (the compiled algorithm; ``prm`` as :meth:`UGapE.params`).
 

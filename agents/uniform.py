@@ -21,7 +21,7 @@ from agents.base import ScriptedAgent
 __all__ = ["Uniform"]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def run(ctx, prm):
     """Uniform allocation (the compiled algorithm; ``prm = [rounds or -1]``)."""
     iv = ctx.iv
