@@ -60,3 +60,28 @@ def test_the_digest_changes_with_an_imported_source(tmp_path, monkeypatch) -> No
     finally:
         for cached in (_jit._imports, _jit._digest):
             cached.cache_clear()
+
+
+def test_no_compiled_generator_is_cached() -> None:
+    """A generator loaded from numba's cache cannot be called from a function compiled
+    in that process (numba issues #8679, #8778): an agent played on the Gymnasium path
+    (which caches ``run``) and then, in a new process, on the fast path (which compiles
+    ``episode`` around ``run``) failed with ``KeyError`` in ``get_generator_impl``."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import agents
+    from numba.core.caching import NullCache
+
+    generators = []
+    for info in pkgutil.walk_packages(agents.__path__, "agents."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            py_func = getattr(value, "py_func", None)
+            if py_func is not None and inspect.isgeneratorfunction(py_func):
+                if getattr(value, "__module__", None) == info.name:
+                    generators.append(f"{info.name}.{name}")
+                    assert isinstance(value._cache, NullCache), f"{info.name}.{name} is cached"
+    assert "agents.top_two_thompson.run" in generators
+    assert len(generators) >= 20  # every compiled agent's run (and sub-generators)
