@@ -72,6 +72,7 @@ def new_state(n):
         np.empty(n),  # 10 scratch: values drawn
         np.zeros(n, dtype=np.int8),  # 11 scratch: flags
         np.zeros(LMAX + 1, dtype=np.int64),  # 12 scratch: count per zone
+        np.zeros((2, LMAX)),  # 13 log x_j and log(1 - x_j) of the levels
     )
 
 
@@ -166,16 +167,51 @@ def _unplace(st, i):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _set_arm(alpha, beta, st, i):
-    """Arm ``i``'s tails at every level, counted into the sums."""
-    lbeta, q, levels, info = st[0], st[1], st[2], st[3]
+def _count_arm(st, i):
+    """Count arm ``i``'s tails into the sums."""
+    q, info = st[1], st[3]
     top = int(info[I_LEVELS]) - 1
-    for j in range(top + 1):
-        q[i, j] = beta_tail(alpha[i], beta[i], lbeta[i], levels[j])
     info[I_SUM_LO] += q[i, 0]
     info[I_VAR_LO] += q[i, 0] * (1.0 - q[i, 0])
     info[I_SUM_HI] += q[i, top]
     info[I_VAR_HI] += q[i, top] * (1.0 - q[i, top])
+
+
+@numba.njit(cache=True, _nrt=False)
+def _set_arm(alpha, beta, st, i):
+    """Arm ``i``'s tails at every level (:func:`beta_tail`), counted into the sums."""
+    lbeta, q, levels, info = st[0], st[1], st[2], st[3]
+    for j in range(int(info[I_LEVELS])):
+        q[i, j] = beta_tail(alpha[i], beta[i], lbeta[i], levels[j])
+    _count_arm(st, i)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _step_arm(st, i, a, b, wins, losses):
+    """Arm ``i``'s tails and ``log B`` from ``Beta(a, b)`` to ``Beta(a + wins, b +
+    losses)`` by the recurrences (DLMF 8.17.20-21): with ``g = x^a (1 - x)^b / B(a, b)``,
+    ``P_{a+1,b}(theta > x) = P_{a,b}(theta > x) + g / a`` and ``P_{a,b+1}(theta > x) =
+    P_{a,b}(theta > x) - g / b``; ``B(a + 1, b) = B(a, b) a / (a + b)``, ``B(a, b + 1) =
+    B(a, b) b / (a + b)``. One exponential per level and pull instead of a continued
+    fraction; rounding adds up to about an ulp of the tail per step."""
+    lbeta, q, info, logs = st[0], st[1], st[3], st[13]
+    levels = int(info[I_LEVELS])
+    lb = lbeta[i]
+    for _ in range(wins):
+        for j in range(levels):
+            q[i, j] += math.exp(a * logs[0, j] + b * logs[1, j] - lb) / a
+        lb += math.log(a / (a + b))
+        a += 1.0
+    for _ in range(losses):
+        for j in range(levels):
+            q[i, j] -= math.exp(a * logs[0, j] + b * logs[1, j] - lb) / b
+        lb += math.log(b / (a + b))
+        b += 1.0
+    lbeta[i] = lb
+
+
+#: At most this many new pulls of an arm are taken by the recurrences (else afresh).
+_MAX_STEPS = 64
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -210,8 +246,11 @@ def _set_levels(alpha, beta, st, x_lo, x_hi, spread):
     q, levels, info = st[1], st[2], st[3]
     n = alpha.shape[0]
     zones = min(max(math.ceil(spread / ARMS_PER_ZONE), 1), LMAX - 1)
+    logs = st[13]
     for j in range(zones + 1):
         levels[j] = x_lo + (x_hi - x_lo) * j / zones
+        logs[0, j] = math.log(levels[j]) if levels[j] > 0.0 else -math.inf
+        logs[1, j] = math.log1p(-levels[j]) if levels[j] < 1.0 else -math.inf
     info[I_LEVELS] = zones + 1
     info[I_SUM_LO] = info[I_VAR_LO] = info[I_SUM_HI] = info[I_VAR_HI] = 0.0
     info[I_SINCE] = 0.0
@@ -249,7 +288,8 @@ def update(alpha, beta, k, st, arms):
     """Bring the state up to date with the posterior ``Beta(alpha, beta)``.
 
     ``arms``: the arms whose posterior may have changed since the last call (the arms
-    just pulled); all arms at the first call. They get new tails (one per level). The
+    just pulled); all arms at the first call. They get new tails (one per level; by
+    :func:`_step_arm` when the posterior only gained up to ``_MAX_STEPS`` pulls). The
     levels are chosen again when the counts above them leave their bands (see
     :func:`_off_band`), at most once per ``n / 8`` changed posteriors, and at the first
     call.
@@ -265,10 +305,15 @@ def update(alpha, beta, k, st, arms):
     for i in arms:
         if alpha[i] == seen[0, i] and beta[i] == seen[1, i]:
             continue
-        seen[0, i], seen[1, i] = alpha[i], beta[i]
-        lbeta[i] = log_beta(alpha[i], beta[i])
         _unset_arm(st, i)
-        _set_arm(alpha, beta, st, i)
+        wins, losses = np.rint(alpha[i] - seen[0, i]), np.rint(beta[i] - seen[1, i])
+        if 0.0 <= wins and 0.0 <= losses and wins + losses <= _MAX_STEPS:
+            _step_arm(st, i, seen[0, i], seen[1, i], int(wins), int(losses))
+            _count_arm(st, i)
+        else:
+            lbeta[i] = log_beta(alpha[i], beta[i])
+            _set_arm(alpha, beta, st, i)
+        seen[0, i], seen[1, i] = alpha[i], beta[i]
         t = _tier(q[i, 0])
         if t != st[7][0, i]:
             _unplace(st, i)

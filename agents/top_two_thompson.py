@@ -97,7 +97,6 @@ def run(ctx, prm):
         for cap in (iv[engine.B], engine.pulls_left(ctx), n * r if r >= 0 else -1):
             if cap >= 0 and (size < 0 or cap < size):
                 size = cap
-        reps[:] = 0
         for _ in range(size):
             arm = choose(
                 alpha, beta, k, leader_prob, max_resamples, ctx.counts, ctx.rng, st, lead,
@@ -120,6 +119,8 @@ def run(ctx, prm):
                     times[m] = reps[i]
                     m += 1
             yield engine.request_pull(ctx, arms[:m], times[:m])
+        for j in range(m):
+            reps[arms[j]] = 0
         posterior_of_arms_into(a, b, ctx.counts, ctx.means, alpha, beta, arms[:m])
         update(alpha, beta, k, st, arms[:m])
 
