@@ -159,9 +159,9 @@ class TopTwoThompson(ScriptedAgent):
     :mod:`agents.posterior_top_set` draws that set with its exact law while drawing
     values for a handful of arms near the boundary (cached Beta tails at a few
     thresholds, one uniform per arm near the boundary and geometric jumps over the arms
-    far below it). Cost, compiled (:func:`run`), n = 1,000, budget 20n: about 8 us per
-    pull at k = 10 and 18 us at k = 100 (``benchmarks/agent_speed.py``), against 160-175
-    us for full draws of every arm in NumPy.
+    far below it). Cost, compiled (:func:`run`), n = 1,000, budget 20n, one pull per
+    batch: about 7 us per pull at k = 10 and 14 us at k = 100 (EXPERIMENTS.md, "The
+    Bayesian yardsticks"), against 160-180 us with full draws of every arm in NumPy.
 
     Args:
         a, b: the Beta prior of the means (default 1, 1: ``uniform-random``).
