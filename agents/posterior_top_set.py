@@ -74,6 +74,7 @@ def new_state(n):
         np.zeros(n, dtype=np.int8),  # 11 scratch: flags
         np.zeros(LMAX + 1, dtype=np.int64),  # 12 scratch: count per zone
         np.zeros((2, LMAX)),  # 13 log x_j and log(1 - x_j) of the levels
+        np.empty(n),  # 14 scratch: the uniforms of the arms above x_0
     )
 
 
@@ -345,16 +346,14 @@ def assign_zones(st, rng):
     """The arms above ``x_0`` in one sample and their zones: ``m``, with ``st[8][:m]``
     the arms and ``st[9][:m]`` their zones (``z``: above ``z`` levels; arm ``i`` is in
     zone ``z >= 1`` with probability ``Q[i, z - 1] - Q[i, z]``, ``Q[i, L] = 0``)."""
-    q, info, lists, sizes, rec, rec_zone = st[1], st[3], st[5], st[6], st[8], st[9]
+    q, info, lists, sizes, rec, rec_zone, rec_u = st[1], st[3], st[5], st[6], st[8], st[9], st[14]
     top = int(info[I_LEVELS]) - 1  # zones 0 (below x_0) .. top + 1 (above x_top)
     m = 0
-    for p in range(sizes[0]):  # warm arms: a uniform each
+    for p in range(sizes[0]):  # warm arms: a uniform each (written always, kept if above)
         i = lists[0, p]
         u = rng.random()
-        if u < q[i, 0]:
-            rec[m] = i
-            rec_zone[m] = _zone(q, i, u, top)
-            m += 1
+        rec[m], rec_u[m] = i, u
+        m += u < q[i, 0]
     eps = 0.5**FIRST_TIER
     for t in range(FIRST_TIER, LAST_TIER + 1):  # the tiers: candidates at rate eps
         size = sizes[t]
@@ -368,11 +367,11 @@ def assign_zones(st, rng):
                     break
                 i = lists[t, p]
                 u = eps * rng.random()  # uniform on (0, eps): kept w.p. Q / eps
-                if u < q[i, 0]:
-                    rec[m] = i
-                    rec_zone[m] = _zone(q, i, u, top)
-                    m += 1
+                rec[m], rec_u[m] = i, u
+                m += u < q[i, 0]
         eps *= 0.5
+    for j in range(m):  # the zones, in a loop of their own
+        rec_zone[j] = _zone(q, rec[j], rec_u[j], top)
     return m
 
 
