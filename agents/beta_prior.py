@@ -145,6 +145,18 @@ def log_beta(alpha, beta):
     return math.lgamma(alpha) + math.lgamma(beta) - math.lgamma(alpha + beta)
 
 
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _lentz_step(num, c, d):
+    """One term ``num`` of Lentz's method: the new ``(C, 1 / D)`` (kept off zero)."""
+    d = 1.0 + num * d
+    if abs(d) < _CF_TINY:
+        d = _CF_TINY
+    c = 1.0 + num / c
+    if abs(c) < _CF_TINY:
+        c = _CF_TINY
+    return c, 1.0 / d
+
+
 @numba.njit(cache=True, _nrt=False)
 def _incomplete_beta_fraction(a, b, x):
     """The continued fraction of ``I_x(a, b)`` (DLMF 8.17.22), by Lentz's method.
@@ -162,24 +174,10 @@ def _incomplete_beta_fraction(a, b, x):
     while m < 100_000:
         m2 = 2 * m
         # the even step d_{2m} = m (b - m) x / ((a + 2m - 1)(a + 2m))
-        num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2))
-        d = 1.0 + num * d
-        if abs(d) < _CF_TINY:
-            d = _CF_TINY
-        c = 1.0 + num / c
-        if abs(c) < _CF_TINY:
-            c = _CF_TINY
-        d = 1.0 / d
+        c, d = _lentz_step(m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)), c, d)
         h *= d * c
         # the odd step d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1))
-        num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0))
-        d = 1.0 + num * d
-        if abs(d) < _CF_TINY:
-            d = _CF_TINY
-        c = 1.0 + num / c
-        if abs(c) < _CF_TINY:
-            c = _CF_TINY
-        d = 1.0 / d
+        c, d = _lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)), c, d)
         step = d * c
         h *= step
         if abs(step - 1.0) < _CF_EPS:
@@ -194,7 +192,7 @@ def beta_tail(alpha, beta, lbeta, x):
 
     The regularised incomplete beta function ``1 - I_x(alpha, beta) = I_{1-x}(beta,
     alpha)`` from its continued fraction on the side where it converges; relative error
-    about 1e-14 on the side computed directly (``tests/test_beta_tail.py`` checks it
+    about 1e-14 on the side computed directly (``tests/test_posterior_top_set.py`` checks it
     against SciPy's ``betaincc``).
     """
     if x <= 0.0:
