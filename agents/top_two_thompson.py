@@ -38,25 +38,22 @@ def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, st, lead, ot
     arm = -1
     for _ in range(max_resamples):
         sample_top_set(alpha, beta, k, st, rng, other)
-        same = True
-        for i in other:
-            if mark[0, i] == 0:
-                same = False
-                break
-        if same:
-            continue
+        shared = 0
         for i in other:
             mark[1, i] = 1
+            shared += mark[0, i]
+        if shared == k:  # the same set: another sample
+            for i in other:
+                mark[1, i] = 0
+            continue
         # a leader the challenger drops (probability leader_prob), else the reverse, at
-        # random: the j-th such arm in the order the sampler lists them, j uniform
+        # random (either side has k - shared arms): the j-th such arm in the order the
+        # sampler lists them, j uniform
         if rng.random() < leader_prob:
             side, row = lead, 1
         else:
             side, row = other, 0
-        size = 0
-        for i in side:
-            size += 1 - mark[row, i]
-        pick = rng.integers(0, size)
+        pick = rng.integers(0, k - shared)
         for i in side:
             if mark[row, i] == 0:
                 if pick == 0:

@@ -85,7 +85,7 @@ def _state(alpha, beta, k, levels=None):
     st = pts.new_state(alpha.size)
     pts.update(alpha, beta, k, st, np.empty(0, np.int64))
     if levels is not None:  # forced levels: x_0, the top level, the arms between
-        pts._set_levels(alpha, beta, st, *levels)
+        pts._set_levels(alpha, beta, st, *levels, pts._posterior_groups(alpha, beta))
     return st
 
 
@@ -220,3 +220,18 @@ def test_chosen_levels_bracket_the_boundary() -> None:
         assert not pts._off_band(info, k)
         assert info[pts.I_SUM_LO] - k >= 1.5 * math.sqrt(info[pts.I_VAR_LO]) + 0.5
         assert info[pts.I_SUM_HI] <= k
+
+
+def test_posterior_groups_partition_the_arms_by_posterior() -> None:
+    """Each group holds every arm of one posterior, its ``log B`` fresh."""
+    rng = np.random.default_rng(5)
+    alpha = 1.0 + rng.integers(0, 4, 300).astype(float)
+    beta = 0.5 + rng.integers(0, 3, 300).astype(float)
+    order, starts, log_b = pts._posterior_groups(alpha, beta)
+    assert np.array_equal(np.sort(order), np.arange(300))
+    pairs = set(zip(alpha.tolist(), beta.tolist(), strict=True))
+    assert log_b.size == len(pairs) == starts.size - 1
+    for g in range(log_b.size):
+        arms = order[starts[g] : starts[g + 1]]
+        assert len(set(zip(alpha[arms].tolist(), beta[arms].tolist(), strict=True))) == 1
+        assert log_b[g] == log_beta(alpha[arms[0]], beta[arms[0]])
