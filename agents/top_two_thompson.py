@@ -157,7 +157,7 @@ class TopTwoThompson(ScriptedAgent):
     values for a handful of arms near the boundary (cached Beta tails at a few
     thresholds, one uniform per arm near the boundary and geometric jumps over the arms
     far below it). Cost, compiled (:func:`run`), n = 1,000, budget 20n, one pull per
-    batch: about 6.5 us per pull at k = 10 and 12 us at k = 100 (EXPERIMENTS.md, "The
+    batch: about 4.2 us per pull at k = 10 and 6.7 us at k = 100 (EXPERIMENTS.md, "The
     Bayesian yardsticks"), against 160-180 us with full draws of every arm in NumPy.
 
     Args:
