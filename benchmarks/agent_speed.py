@@ -7,7 +7,7 @@ Prints, in CPU time on one core (``time.process_time``), after one warm-up episo
    budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
    fixed-confidence agents play in fixed budget (anytime), as in the issue's table;
 2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull; not for the
-   Bayesian yardsticks ``kg`` and ``bayes_ttts``, slower by nature), with
+   agents slower by the nature of their step, ``SLOW_STEP``), with
    independent rewards and with paired ones (the runner's): amortised over a budget-20n
    episode, and marginal (budget 200n minus budget 20n, per extra batch);
 3. seconds per episode of every elimination agent on n = 12,979 arms (the size of
@@ -37,9 +37,11 @@ import agents
 import bandit_envs  # noqa: F401  (registers the envs)
 
 ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
-#: Slower than the targets by the nature of their step (EXPERIMENTS.md, "The Bayesian
-#: yardsticks"): section 1 only (a budget-200n episode of kg alone takes minutes).
-BAYESIAN = ("kg", "bayes_ttts")
+#: Slower than the targets by the nature of their step: section 1 only (a budget-200n
+#: episode of kg, eb_tc or t3c alone takes minutes). The Bayesian yardsticks (EXPERIMENTS.md,
+#: "The Bayesian yardsticks") and the GLR-stopped Top-Two agents in top-k form, whose pull
+#: is a pass over the k (n - k) pairs ("The later agents").
+SLOW_STEP = ("kg", "bayes_ttts", "eb_tc", "t3c")
 
 
 def _compiled(name: str) -> bool:
@@ -161,7 +163,7 @@ def main() -> None:
         )
     print("\n2. batch cost, n = 1000, K = 10, (b, r) = (b, b) (target <= 2 us + 50 ns/pull)")
     for name in names:
-        if agents.agent_class(name).k_values is not None or name in BAYESIAN:
+        if agents.agent_class(name).k_values is not None or name in SLOW_STEP:
             continue
         for b in (8, 64):
             for paired in (False, True):
