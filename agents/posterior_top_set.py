@@ -208,14 +208,15 @@ def _count_arm(st, i):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _set_arm(alpha, beta, st, i):
-    """Arm ``i``'s tails at every level (:func:`beta_tail`), counted into the sums."""
+def _set_row(st, i, a, b, log_b):
+    """Arm ``i``'s ``log B`` and its tails at every level for ``Beta(a, b)``
+    (:func:`beta_tail`); the columns past the levels 0 (the zone search reads them all)."""
     lbeta, q, levels, info = st[0], st[1], st[2], st[3]
-    levels_used = int(info[I_LEVELS])
-    for j in range(levels_used):
-        q[i, j] = beta_tail(alpha[i], beta[i], lbeta[i], levels[j])
-    q[i, levels_used:] = 0.0  # (the zone search reads every column)
-    _count_arm(st, i)
+    used = int(info[I_LEVELS])
+    lbeta[i] = log_b
+    for j in range(used):
+        q[i, j] = beta_tail(a, b, log_b, levels[j])
+    q[i, used:] = 0.0
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -290,10 +291,7 @@ def _set_levels(alpha, beta, st, x_lo, x_hi, spread, groups):
     info[I_SINCE] = 0.0
     for g in range(log_b.shape[0]):
         first = order[starts[g]]
-        lbeta[first] = log_b[g]
-        for j in range(zones + 1):
-            q[first, j] = beta_tail(alpha[first], beta[first], log_b[g], levels[j])
-        q[first, zones + 1 :] = 0.0  # (the zone search reads every column)
+        _set_row(st, first, alpha[first], beta[first], log_b[g])
         for p in range(starts[g] + 1, starts[g + 1]):
             i = order[p]
             lbeta[i] = log_b[g]
@@ -344,7 +342,7 @@ def update(alpha, beta, k, st, arms):
     call.
     """
     n = alpha.shape[0]
-    lbeta, q, info, seen = st[0], st[1], st[3], st[4]
+    q, info, seen = st[1], st[3], st[4]
     if info[I_LEVELS] == 0.0:
         for i in range(n):
             seen[0, i], seen[1, i] = alpha[i], beta[i]
@@ -359,8 +357,8 @@ def update(alpha, beta, k, st, arms):
             _step_arm(st, i, seen[0, i], seen[1, i], int(wins), int(losses))
             _count_arm(st, i)
         else:
-            lbeta[i] = log_beta(alpha[i], beta[i])
-            _set_arm(alpha, beta, st, i)
+            _set_row(st, i, alpha[i], beta[i], log_beta(alpha[i], beta[i]))
+            _count_arm(st, i)
         seen[0, i], seen[1, i] = alpha[i], beta[i]
         t = _tier(q[i, 0])
         if t != st[7][0, i]:
