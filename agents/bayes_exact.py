@@ -61,8 +61,10 @@ __all__ = [
     "MAX_STATES",
     "BatchDP",
     "BetaBernoulliDP",
+    "batch_uniform_rule",
     "kg_rule",
     "policy_value",
+    "rule_weights",
     "state_count",
     "uniform_rule",
 ]
@@ -363,6 +365,12 @@ def uniform_rule(alpha, beta, k, pulls, out):
         out[i] = 1.0 if alpha[i] + beta[i] < least + 0.5 else 0.0
 
 
+@numba.njit
+def _rule_rows(rule, alpha, beta, k, pulls, out):
+    for r in range(alpha.shape[0]):
+        rule(alpha[r], beta[r], k, pulls, out[r])
+
+
 # ---------------------------------------------------------------------------------------
 # Python API
 
@@ -394,6 +402,15 @@ def state_count(n_arms: int, budget: int) -> int:
     return int(table[n, m_of.shape[0], :].sum())
 
 
+def _too_many(n: int, horizon: int, count: str, max_states: int) -> str:
+    example = " (3 arms: budget <= 71, 4 arms: <= 45, 5 arms: <= 36)"
+    return (
+        f"n_arms={n} with budget={horizon} has {count} posterior states (arms exchangeable); "
+        f"the exact DP allows at most max_states={max_states}"
+        + (example if max_states == MAX_STATES else "")
+    )
+
+
 class _Levels:
     """Codes, count table and level sizes of ``n`` arms up to ``horizon`` pulls."""
 
@@ -404,22 +421,14 @@ class _Levels:
             raise ValueError(f"k={k} must satisfy 1 <= k <= n_arms={n}")
         low = _lower_count(n, horizon)
         if low > max_states:
-            raise ValueError(
-                f"n_arms={n} with budget={horizon} has at least {low} posterior states (arms "
-                f"exchangeable); the exact DP allows at most max_states={max_states} "
-                "(e.g. 3 arms: budget <= 71, 4 arms: <= 45, 5 arms: <= 36)"
-            )
+            raise ValueError(_too_many(n, horizon, f"at least {low}", max_states))
         tables = _pair_tables(horizon, self.a, self.b)
         self.s_of, self.f_of, self.m_of, self.mean, self.win, self.loss = tables
         self.table = _count_table(n, horizon, self.m_of)
         self.sizes = self.table[n, self.m_of.shape[0], :].copy()
         self.n_states = int(self.sizes.sum())
         if self.n_states > max_states:
-            raise ValueError(
-                f"n_arms={n} with budget={horizon} has {self.n_states} posterior states (arms "
-                f"exchangeable); the exact DP allows at most max_states={max_states} "
-                "(e.g. 3 arms: budget <= 71, 4 arms: <= 45, 5 arms: <= 36)"
-            )
+            raise ValueError(_too_many(n, horizon, str(self.n_states), max_states))
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
 
     def codes(self, t: int) -> np.ndarray:
@@ -650,6 +659,24 @@ def _check_weights(w: Any, shape: tuple[int, int], t: int) -> np.ndarray:
     if not (w.sum(axis=1) > 0).all():
         raise ValueError(f"the policy's weights at level t={t} are all 0 for some state")
     return w
+
+
+def rule_weights(rule: Any, alpha: Any, beta: Any, k: int, pulls: int) -> np.ndarray:
+    """A compiled rule applied to every row of ``alpha``, ``beta`` (shape ``(states, n)``).
+
+    Turns a rule into a level policy (a Python callable for
+    :meth:`BetaBernoulliDP.evaluate`), e.g. to play it with another look-ahead:
+    ``lambda al, be, k, pulls: rule_weights(kg_rule, al, be, k, pulls + 6)``.
+    """
+    if not isinstance(rule, CPUDispatcher):
+        raise ValueError(f"rule={rule!r} must be a compiled (numba.njit) rule")
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    beta = np.ascontiguousarray(beta, dtype=np.float64)
+    if alpha.ndim != 2 or alpha.shape != beta.shape:
+        raise ValueError(f"alpha {alpha.shape} and beta {beta.shape} must be equal (states, n)")
+    out = np.empty(alpha.shape)
+    _rule_rows(rule, alpha, beta, int(k), _check_int("pulls", pulls, 1), out)
+    return out
 
 
 def policy_value(
