@@ -63,6 +63,7 @@ __all__ = [
     "BetaBernoulliDP",
     "batch_uniform_rule",
     "kg_rule",
+    "kg_top_batch_rule",
     "policy_value",
     "rule_weights",
     "state_count",
@@ -826,6 +827,35 @@ def batch_uniform_rule(alpha, beta, k, batches, actions, out):
             if chosen[i] != order[i]:
                 same = False
         out[j] = 1.0 if same else 0.0
+
+
+@numba.njit(cache=True)
+def kg_top_batch_rule(alpha, beta, k, batches, actions, out):
+    """A myopic batch: the ``u`` arms of largest KG* value, one pull each (ties averaged).
+
+    ``u = min(b, n r)``, the largest action size; KG*'s look-ahead is the pulls left,
+    ``u * batches``. Weight 1 on every action of ``u`` single pulls whose arms' values
+    are all within ``TIE`` of (or above) every other arm's (the top-u sets of the values).
+    Not an algorithm of a paper: the simplest way to fill a batch from KG*'s scores.
+    """
+    n = alpha.shape[0]
+    size = 0
+    for j in range(actions.shape[0]):
+        size = max(size, actions[j].sum())
+    val = np.empty(n)
+    _values_into(alpha, beta, k, size * batches, val)
+    for j in range(actions.shape[0]):
+        out[j] = 0.0
+        if actions[j].sum() != size or actions[j].max() > 1:
+            continue
+        low = np.inf
+        high = -np.inf
+        for i in range(n):
+            if actions[j, i] > 0:
+                low = min(low, val[i])
+            else:
+                high = max(high, val[i])
+        out[j] = 1.0 if low >= high - TIE else 0.0
 
 
 def _actions(n: int, batch_size: int, repeat_limit: int, partial: bool) -> np.ndarray:

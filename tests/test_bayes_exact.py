@@ -17,6 +17,7 @@ from agents.bayes_exact import (
     BetaBernoulliDP,
     batch_uniform_rule,
     kg_rule,
+    kg_top_batch_rule,
     rule_weights,
     state_count,
 )
@@ -320,3 +321,12 @@ def test_evaluated_policy_matches_played_episodes(name, n, k, budget, a, b, batc
     regret = np.array(regret)
     want = (_expected_top_k(n, k, a, b) - value) / k
     assert abs(regret.mean() - want) <= _bernstein(regret, 1e-6)
+
+
+@pytest.mark.parametrize(("k", "a", "b"), [(1, 1.0, 1.0), (2, 5.0, 5.0)])
+def test_kg_top_batch_of_one_is_kg(k, a, b) -> None:
+    """Batches of one pull: the top-1 batch rule is KG* itself; with b = 2 it is below V*."""
+    got = BatchDP(3, k, 1, 1, 8, a, b).evaluate(kg_top_batch_rule)
+    assert got == pytest.approx(BetaBernoulliDP(3, k, 8, a, b).evaluate("kg"), abs=1e-12)
+    dp = BatchDP(3, k, 2, 1, 5, a, b)
+    assert dp.evaluate(kg_top_batch_rule) <= dp.solve() + 1e-12
