@@ -12,7 +12,7 @@ from agents.base import FIXED_BUDGET, PullOne, ScriptedAgent
 from agents.bayes_exact import MAX_STATES, BetaBernoulliDP
 from agents.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
 
-__all__ = ["BayesOptimalDP", "MAX_STATES", "bayes_value"]
+__all__ = ["BayesOptimalDP", "MAX_STATES", "bayes_value", "solved"]
 
 #: Solved families kept in this process (their values, 8 bytes a state) hold at most
 #: this many states in all; the least recently used are dropped first.
@@ -27,16 +27,21 @@ def bayes_value(n_arms: int, k: int, budget: int, a: float = 1.0, b: float = 1.0
     With means i.i.d. Beta(a, b) and ``budget`` Bernoulli pulls, one at a time; the
     Bayes risk of the optimal policy is ``E[sum of the k largest means]`` minus this.
     """
-    return _solver(n_arms, k, budget, *check_beta_prior(a, b)).solve()
+    return solved(n_arms, k, budget, a, b).value
 
 
-def _solver(n: int, k: int, budget: int, a: float, b: float) -> BetaBernoulliDP:
-    """The solved DP of the family (cached; raises if it has more than MAX_STATES states)."""
-    key = (a, b, k, n, budget)
+def solved(n_arms: int, k: int, budget: int, a: float = 1.0, b: float = 1.0) -> BetaBernoulliDP:
+    """The solved DP of the family, kept in this process for the next call.
+
+    Solved families hold at most :data:`CACHE_STATES` states in all (the least recently
+    used are dropped); a family of more than :data:`MAX_STATES` states raises.
+    """
+    a, b = check_beta_prior(a, b)
+    key = (a, b, k, n_arms, budget)
     if key in _SOLVERS:
         _SOLVERS.move_to_end(key)
         return _SOLVERS[key]
-    solver = BetaBernoulliDP(n, k, budget, a, b)
+    solver = BetaBernoulliDP(n_arms, k, budget, a, b)
     held = sum(s.n_states for s in _SOLVERS.values())
     while _SOLVERS and held + solver.n_states > CACHE_STATES:
         held -= _SOLVERS.popitem(last=False)[1].n_states
@@ -90,7 +95,7 @@ class BayesOptimalDP(ScriptedAgent):
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
         """Start an episode; raises if the family is too large for the exact DP."""
         check_bernoulli(problem, self.name)
-        self._solver = _solver(problem.n_arms, problem.k, problem.budget, self.a, self.b)
+        self._solver = solved(problem.n_arms, problem.k, problem.budget, self.a, self.b)
         super().reset(problem, seed=seed)
 
     def current_answer(self) -> np.ndarray:

@@ -22,6 +22,7 @@ ORDER = [
     "evaluation",
     "callbacks",
     "imitation",
+    "exact",
     "training",
     "cli",
 ]
