@@ -462,8 +462,8 @@ class BetaBernoulliDP:
             (:data:`MAX_STATES`).
 
     :meth:`solve` keeps the optimal value of every state (8 bytes a state; 4 arms with
-    budget 40: 15.7 million states, 126 MB) for :meth:`q_values`; :meth:`evaluate`
-    keeps two levels.
+    budget 40: 16.4 million states, 131 MB, solved in 3-6 s) for :meth:`q_values`;
+    :meth:`evaluate` keeps two levels.
     """
 
     def __init__(
