@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from agents import engine
-from agents.dispatch import compiled_call
+from agents.engine.dispatch import compiled_call
 from bandit_envs.problem import Problem
 
 __all__ = [

@@ -19,52 +19,52 @@ __all__ = ["available", "make", "register", "agent_class"]
 
 _REGISTRY: dict[str, str] = {
     # Baselines
-    "uniform": "agents.uniform:Uniform",
-    "lucb": "agents.lucb:LUCB",
-    "lil_lucb": "agents.lil_lucb:LilLUCB",
-    "lucb_pp": "agents.lucb_pp:LUCBPlusPlus",
-    "lil_ucb": "agents.lil_ucb:LilUCB",
-    "clucb_pac": "agents.clucb_pac:CLUCBPAC",
-    "at_lucb": "agents.at_lucb:ATLUCB",
+    "uniform": "agents.elimination.uniform:Uniform",
+    "lucb": "agents.lucb.lucb:LUCB",
+    "lil_lucb": "agents.lucb.lil_lucb:LilLUCB",
+    "lucb_pp": "agents.lucb.lucb_pp:LUCBPlusPlus",
+    "lil_ucb": "agents.lucb.lil_ucb:LilUCB",
+    "clucb_pac": "agents.lucb.clucb_pac:CLUCBPAC",
+    "at_lucb": "agents.lucb.at_lucb:ATLUCB",
     # zhou2014
-    "optmai": "agents.optmai:OptMAI",
+    "optmai": "agents.elimination.optmai:OptMAI",
     # chen2017
-    "adaptive_topk": "agents.adaptive_topk:AdaptiveTopK",
+    "adaptive_topk": "agents.elimination.adaptive_topk:AdaptiveTopK",
     # shahrampour2017
-    "nsar": "agents.nsar:NSAR",
-    "sar": "agents.sar:SAR",
+    "nsar": "agents.elimination.nsar:NSAR",
+    "sar": "agents.elimination.sar:SAR",
     # jun2016
-    "batch_racing": "agents.batch_racing:BatchRacing",
-    "batch_sar": "agents.batch_sar:BatchSAR",
-    "halving": "agents.halving:Halving",
-    "round_robin": "agents.round_robin:RoundRobin",
+    "batch_racing": "agents.elimination.batch_racing:BatchRacing",
+    "batch_sar": "agents.elimination.batch_sar:BatchSAR",
+    "halving": "agents.elimination.halving:Halving",
+    "round_robin": "agents.elimination.round_robin:RoundRobin",
     # jiang2017
-    "lil_rand_lucb": "agents.lil_rand_lucb:LilRandLUCB",
-    "lil_clucb": "agents.lil_clucb:LilCLUCB",
-    # Modern fixed confidence: GLR stopping (agents.glr) with Top-Two sampling rules
-    "eb_tc": "agents.eb_tc:EBTC",
-    "eb_tci": "agents.eb_tci:EBTCI",
-    "t3c": "agents.t3c:T3C",
-    "ttts": "agents.ttts:TTTS",
-    "track_and_stop": "agents.track_and_stop:TrackAndStop",
+    "lil_rand_lucb": "agents.lucb.lil_rand_lucb:LilRandLUCB",
+    "lil_clucb": "agents.lucb.lil_clucb:LilCLUCB",
+    # Modern fixed confidence: GLR stopping (agents.glr.stopping) with Top-Two sampling rules
+    "eb_tc": "agents.glr.eb_tc:EBTC",
+    "eb_tci": "agents.glr.eb_tci:EBTCI",
+    "t3c": "agents.glr.t3c:T3C",
+    "ttts": "agents.glr.ttts:TTTS",
+    "track_and_stop": "agents.glr.track_and_stop:TrackAndStop",
     # Prior-aware (Bayesian) yardsticks: Beta prior on Bernoulli means, fixed budget
-    "kg": "agents.knowledge_gradient:KnowledgeGradient",
-    "bayes_ttts": "agents.top_two_thompson:TopTwoThompson",
-    "bayes_dp": "agents.bayes_dp:BayesOptimalDP",
+    "kg": "agents.bayesian.knowledge_gradient:KnowledgeGradient",
+    "bayes_ttts": "agents.bayesian.top_two_thompson:TopTwoThompson",
+    "bayes_dp": "agents.bayesian.bayes_dp:BayesOptimalDP",
     # Classic best-arm baselines
-    "successive_rejects": "agents.successive_rejects:SuccessiveRejects",
-    "sequential_halving": "agents.sequential_halving:SequentialHalving",
+    "successive_rejects": "agents.elimination.successive_rejects:SuccessiveRejects",
+    "sequential_halving": "agents.elimination.sequential_halving:SequentialHalving",
     # Classic PAC best-arm baselines (fixed confidence, k = 1)
-    "median_elimination": "agents.median_elimination:MedianElimination",
-    "exp_gap": "agents.exp_gap:ExpGap",
+    "median_elimination": "agents.pac.median_elimination:MedianElimination",
+    "exp_gap": "agents.pac.exp_gap:ExpGap",
     # KL-based and gap-based LUCB variants
-    "kl_lucb": "agents.kl_lucb:KLLUCB",
-    "ugape_b": "agents.ugape:UGapEb",
-    "ugape_c": "agents.ugape:UGapEc",
+    "kl_lucb": "agents.lucb.kl_lucb:KLLUCB",
+    "ugape_b": "agents.lucb.ugape:UGapEb",
+    "ugape_c": "agents.lucb.ugape:UGapEc",
     # Game-based sampling (Degenne, Koolen, Menard 2019), GLR stopping
-    "game_explorer": "agents.game_explorer:GameExplorer",
+    "game_explorer": "agents.glr.game_explorer:GameExplorer",
     # Frank-Wolfe sampling on the lower bound, GLR stopping
-    "frank_wolfe": "agents.frank_wolfe:FrankWolfe",
+    "frank_wolfe": "agents.glr.frank_wolfe:FrankWolfe",
 }
 
 _SB3_PREFIXES = ("ppo", "a2c", "dqn")

@@ -11,7 +11,7 @@ import numpy as np
 
 from agents import engine
 from agents.base import AgentProtocol, ScriptedAgent
-from agents.dispatch import compiled_call
+from agents.engine.dispatch import compiled_call
 from bandit_envs.core import ANSWER, TopKBaseEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
 
@@ -50,7 +50,7 @@ def _play_fast(
     arrays and reward source (the draws ``step`` would make); the environment then ends
     sampling exactly as its step would have (budget spent, or the agent stopped) and,
     with ``answer="agent"``, takes the agent's answer. The loop is called through
-    :func:`agents.dispatch.compiled_call` (numba would re-type ``ctx`` and the reward
+    :func:`agents.engine.dispatch.compiled_call` (numba would re-type ``ctx`` and the reward
     state, tuples holding generators, in Python at every call: ~90 us each).
     """
     ctx = agent.ctx._replace(counts=base._counts, means=base._emp)

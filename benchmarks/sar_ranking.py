@@ -1,4 +1,4 @@
-"""Cost of the survivors' ranking of SAR, NSAR and BatchSAR (``agents.nsar.order_by_mean``).
+"""Cost of the survivors' ranking of SAR, NSAR and BatchSAR (``agents.elimination.nsar.order_by_mean``).
 
 Prints the CPU time of one ranking of 1,000 arms with Bernoulli-like tied means (20
 distinct values) split into its shuffle and its sort, and the ranking time of one
@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.nsar import nsar_schedule, order_by_mean
+from agents.elimination.nsar import nsar_schedule, order_by_mean
 
 
 @numba.njit

@@ -20,10 +20,10 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE
-from agents.batch_racing import BatchRacing
-from agents.batch_sar import BatchSAR
-from agents.halving import Halving
-from agents.round_robin import RoundRobin
+from agents.elimination.batch_racing import BatchRacing
+from agents.elimination.batch_sar import BatchSAR
+from agents.elimination.halving import Halving
+from agents.elimination.round_robin import RoundRobin
 
 SPARSE = {"instance": "jun2016-sparse", "n_arms": 20, "k": 4,
           "instance_params": {"high": 0.8, "low": 0.2}}

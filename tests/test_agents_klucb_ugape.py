@@ -21,12 +21,12 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import confidence
-from agents import lucb_common as lc
-from agents import ugape as ug
 from agents.base import Pull, PullOne, ScriptedAgent
-from agents.kl_lucb import KLLUCB
-from agents.ugape import UGapEb, UGapEc
+from agents.engine import confidence
+from agents.lucb import family as lc
+from agents.lucb import ugape as ug
+from agents.lucb.kl_lucb import KLLUCB
+from agents.lucb.ugape import UGapEb, UGapEc
 from bandit_envs import divergences
 
 EASY = [0.9, 0.8, 0.5, 0.4, 0.3, 0.2]

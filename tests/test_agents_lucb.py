@@ -10,14 +10,15 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401
-from agents import confidence, engine
-from agents import lucb_common as lc
+from agents import engine
 from agents.base import Pull, PullOne, ScriptedAgent
-from agents.lil_clucb import LilCLUCB
-from agents.lil_lucb import LilLUCB
-from agents.lil_rand_lucb import LilRandLUCB
-from agents.lucb import LUCB
-from agents.lucb_pp import LUCBPlusPlus
+from agents.engine import confidence
+from agents.lucb import family as lc
+from agents.lucb.lil_clucb import LilCLUCB
+from agents.lucb.lil_lucb import LilLUCB
+from agents.lucb.lil_rand_lucb import LilRandLUCB
+from agents.lucb.lucb import LUCB
+from agents.lucb.lucb_pp import LUCBPlusPlus
 
 LIL_NAMES = ("lil_rand_lucb", "lil_clucb", "lil_lucb", "lucb_pp")
 TOPK_CONFIGS = [(name, {"variant": v}) for name in LIL_NAMES for v in ("faithful", "heuristic")] + [
@@ -232,7 +233,7 @@ class _Literal(ScriptedAgent):
 
     Every round ``High`` (top ``k`` by (mean, tie key)), every LCB and UCB, ``h``, ``l``
     and lil'CLUCB's ``M~`` are recomputed from scratch over all arms, with the tie keys
-    and the draws the kernel makes (module docstring of :mod:`agents.lucb_common`): the
+    and the draws the kernel makes (module docstring of :mod:`agents.lucb.family`): the
     episodes must agree exactly (same pulls in the same steps, same answer, same draws).
     """
 

@@ -11,11 +11,11 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401  (registers the environments)
-from agents.at_lucb import ATLUCB, widths
 from agents.base import Pull, ScriptedAgent
-from agents.confidence import lucb_beta
-from agents.nsar import NSAR, c_p, nsar_schedule
-from agents.sar import SAR
+from agents.elimination.nsar import NSAR, c_p, nsar_schedule
+from agents.elimination.sar import SAR
+from agents.engine.confidence import lucb_beta
+from agents.lucb.at_lucb import ATLUCB, widths
 from bandit_envs import hardness
 from bandit_envs.scoring import top_k
 

@@ -6,7 +6,7 @@
   scheduled (:func:`agents.engine.schedule`) as :func:`agents.engine.round_robin_into`
   schedules it, with the same draws;
 * BatchRacing (Jun et al. 2016, Alg. 2) with b > 1, which keeps the order statistics
-  of two pull levels (agents.level_bounds), decides after every batch exactly what the
+  of two pull levels (agents.engine.level_bounds), decides after every batch exactly what the
   paper's recomputation over all of ``S`` decides (accept ``L_i > max^(k_t + 1) U``,
   reject ``U_i < max^(k_t) L``, eq. (2) bounds).
 """
@@ -22,7 +22,7 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import engine
-from agents.confidence import jun_width
+from agents.engine.confidence import jun_width
 
 
 def test_bitmap_sort_equals_a_sort() -> None:

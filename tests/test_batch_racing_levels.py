@@ -1,11 +1,11 @@
 """BatchRacing's batch path against full recomputation (fixed seeds).
 
-* :func:`agents.lowest_level.pick_lowest` and :func:`agents.lowest_level.level_up` make
+* :func:`agents.engine.lowest_level.pick_lowest` and :func:`agents.engine.lowest_level.level_up` make
   the batch :func:`agents.engine.schedule` makes for a ``BATCH`` request over ``S``
   (same arms, pulls and ``rng`` draws), over random two-level states;
-* :mod:`agents.level_bounds`: after each simulated batch of a sweep,
-  :func:`~agents.level_bounds.maybe_decided` is never ``False`` when some arm is
-  accepted or rejected, and :func:`~agents.level_bounds.check` on refreshed lists gives
+* :mod:`agents.engine.level_bounds`: after each simulated batch of a sweep,
+  :func:`~agents.engine.level_bounds.maybe_decided` is never ``False`` when some arm is
+  accepted or rejected, and :func:`~agents.engine.level_bounds.check` on refreshed lists gives
   the thresholds of the sort of all bounds.
 """
 
@@ -16,10 +16,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from agents import batch_racing as br
 from agents import engine
-from agents import level_bounds as lb
-from agents import lowest_level
+from agents.elimination import batch_racing as br
+from agents.engine import level_bounds as lb
+from agents.engine import lowest_level
 
 
 def _ctx(n: int, b: int | None, r: int | None, budget: int | None, seed: int) -> engine.Ctx:
@@ -217,7 +217,7 @@ def test_two_levels_against_recomputation(seed: int) -> None:
 
 @pytest.mark.parametrize(("b", "r"), [(8, 1), (8, 2), (8, 8), (64, 64), (64, 5), (3, 2)])
 def test_halving_batches_are_round_robin_over_the_survivors(b: int, r: int) -> None:
-    """Halving's batches (drawn by :mod:`agents.lowest_level` when they take the lowest
+    """Halving's batches (drawn by :mod:`agents.engine.lowest_level` when they take the lowest
     level) are RoundRobin batches over ``S``: at most ``r`` pulls per arm, ``min(b, r |S|)``
     pulls, and a pull only goes to an arm of ``S`` with the fewest pulls counting the
     batch's own (water filling)."""

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.uniform import Uniform
+from agents.elimination.uniform import Uniform
 from topk_bench import seeds
 from topk_bench.backends import ProcessBackend
 from topk_bench.config import load

@@ -237,7 +237,7 @@ def test_refuses_fixed_budget_and_k_above_one(name: str) -> None:
 
 def test_tiny_epsilon_caps_the_round() -> None:
     """``epsilon`` so small that ``t_1`` overflows: capped, the episode truncates cleanly."""
-    from agents.median_elimination import MAX_ROUND_PULLS, round_pulls
+    from agents.pac.median_elimination import MAX_ROUND_PULLS, round_pulls
 
     assert round_pulls(4.0, 1e-300, 6.0, 1.0) == MAX_ROUND_PULLS
     env = _env([0.6, 0.4], max_batches=3, batch_size=4)

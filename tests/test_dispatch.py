@@ -1,4 +1,4 @@
-"""``agents.dispatch.compiled_call``: the dispatcher's overload, called without re-typing."""
+"""``agents.engine.dispatch.compiled_call``: the dispatcher's overload, called without re-typing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents import dispatch, engine
+from agents import engine
+from agents.engine import dispatch
 
 
 class _Pair(NamedTuple):

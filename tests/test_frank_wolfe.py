@@ -1,4 +1,4 @@
-"""Frank-Wolfe Sampling (agents.frank_wolfe): gradients, the matrix game, proportions, input.
+"""Frank-Wolfe Sampling (agents.glr.frank_wolfe): gradients, the matrix game, proportions, input.
 
 The error rate (GLR stopping with the proven gk2016 threshold) is tested with the other
 GLR agents in tests/test_glr_top_two.py (``test_error_rate_at_most_delta``).
@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 
 import agents
 import bandit_envs
-from agents import frank_wolfe as fw
+from agents.glr import frank_wolfe as fw
 from bandit_envs import divergences as dv
 
 

@@ -1,4 +1,4 @@
-"""AdaHedge (agents.adahedge) and AdaHedge vs Best-Response (agents.game_explorer)."""
+"""AdaHedge (agents.glr.adahedge) and AdaHedge vs Best-Response (agents.glr.game_explorer)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import adahedge, game_explorer
+from agents.glr import adahedge, game_explorer
 from bandit_envs import divergences as dv
 
 

@@ -11,7 +11,7 @@ pytest.importorskip("stable_baselines3")
 
 import torch  # noqa: E402
 
-from agents.knowledge_gradient import kg_values  # noqa: E402
+from agents.bayesian.knowledge_gradient import kg_values  # noqa: E402
 from agents.learned.imitation import ImitationSettings, imitate, kg_teacher  # noqa: E402
 from agents.learned.training import train  # noqa: E402
 
@@ -109,10 +109,10 @@ def test_imitation_fits_the_teacher_and_is_recorded(tmp_path) -> None:
 
 
 def test_imitate_needs_a_discrete_one_pull_env() -> None:
+    import gymnasium as gym
+
     from agents.learned.vec_env import make_training_env
     from bandit_envs.wrappers import FlatObservation
-
-    import gymnasium as gym
 
     batch = {**FAMILY, "batch_size": 2, "repeat_limit": 1}
     probe = gym.make("TopK-Batch-v0", **batch)

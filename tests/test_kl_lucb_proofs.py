@@ -1,4 +1,4 @@
-"""KL-LUCB's shortcuts around the bisection (agents.lucb_common) are sound.
+"""KL-LUCB's shortcuts around the bisection (agents.lucb.family) are sound.
 
 ``_kl_surely_above`` proves ``UCB > x`` (or ``LCB < -x``) from one divergence; a wrong
 proof would change episodes only on rare rounds, so it is checked directly here, on
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from agents import lucb_common as lc
+from agents.lucb import family as lc
 from bandit_envs import divergences as dv
 
 

@@ -22,7 +22,7 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401
 from agents.base import Pull, PullOne, ScriptedAgent
-from agents.clucb_pac import CLUCBPAC
+from agents.lucb.clucb_pac import CLUCBPAC
 
 ENV_KW = {"n_arms": 6, "k": 2, "answer": "agent", "instance": "uniform-random"}
 

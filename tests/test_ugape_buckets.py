@@ -1,4 +1,4 @@
-"""UGapE's SELECT-ARM on pull-count buckets (agents/ugape.py) equals the full computation.
+"""UGapE's SELECT-ARM on pull-count buckets (agents/lucb/ugape.py) equals the full computation.
 
 Gabillon, Ghavamzadeh, Lazaric (NIPS 2012), Algorithm 3 (SELECT-ARM): ``B_k``, ``J(t)``,
 ``u_t``, ``l_t``. The compiled kernel computes them on buckets of arms sharing a pull
@@ -21,8 +21,8 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import ugape as ug
-from agents.ugape import UGapEb, UGapEc
+from agents.lucb import ugape as ug
+from agents.lucb.ugape import UGapEb, UGapEc
 
 
 class _FullEc(UGapEc):

@@ -24,7 +24,7 @@ so the benchmark runner gives it the same seeds and the same episodes:
   :func:`bandit_envs.top_k_batch.project_answer`; a policy trained for a family with a
   known Beta prior (``answer="posterior"``, ``prior=(a, b)``) answers with the ``k``
   largest posterior means, the Bayes-optimal answer for aggregate regret
-  (:mod:`agents.beta_prior`).
+  (:mod:`agents.bayesian.beta_prior`).
 
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
+from agents.bayesian.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
 from bandit_envs.top_k_batch import project_answer, project_pulls

@@ -3,7 +3,7 @@
 A policy trained from scratch by PPO on a terminal regret learns slowly on the
 ``learned-vs-scripted`` family (EXPERIMENTS.md). When the family's means are drawn from
 a known Beta prior, a Bayesian teacher is available whose decision is a function of the
-observation alone: the knowledge gradient (KG*, :func:`agents.knowledge_gradient.kg_values`,
+observation alone: the knowledge gradient (KG*, :func:`agents.bayesian.knowledge_gradient.kg_values`,
 Frazier, Powell, Dayanik 2008; Frazier & Powell 2010), which reads the posterior from the
 pull counts and empirical means. :func:`imitate` fits the policy to it with DAgger
 (Ross, Gordon, Bagnell, "A reduction of imitation learning and structured prediction to
@@ -37,7 +37,7 @@ from gymnasium import spaces
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.knowledge_gradient import kg_choice
+from agents.bayesian.knowledge_gradient import kg_choice
 from bandit_envs.wrappers import FlatObservation
 
 __all__ = ["TEACHERS", "ImitationSettings", "imitate", "kg_teacher"]
@@ -53,8 +53,8 @@ def kg_teacher(
 ) -> np.ndarray:
     """KG*'s arm for each row (one env per row; ties at random), as ``agents.make("kg")``.
 
-    The decision of :class:`agents.knowledge_gradient.KnowledgeGradient`
-    (:func:`~agents.knowledge_gradient.kg_choice`: its values, its tie tolerance 1e-12).
+    The decision of :class:`agents.bayesian.knowledge_gradient.KnowledgeGradient`
+    (:func:`~agents.bayesian.knowledge_gradient.kg_choice`: its values, its tie tolerance 1e-12).
     """
     a, b = prior
     counts = np.asarray(counts, dtype=np.float64)

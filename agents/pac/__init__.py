@@ -1,0 +1,1 @@
+"""Classic (epsilon, delta)-PAC best-arm baselines: Median Elimination, Exponential-Gap Elimination."""
