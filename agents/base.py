@@ -222,11 +222,11 @@ class Agent(ABC):
 class ScriptedAgent(Agent):
     """Base of the papers' algorithms (see the module docstring).
 
-    A subclass sets :attr:`kernel` (its compiled generator ``run(ctx, prm)``),
-    :attr:`episode_kernel` (the cached fast-path loop of its module, ``episode(ctx, prm,
-    env, counts, sums, emp, cost, max_steps) -> drive(run(ctx, prm), ...)``, or a loop
-    that plays the same steps without the generator, serving its requests with
-    :func:`agents.engine.serve_request` / :func:`~agents.engine.serve_arm` as the LUCB
+    A subclass sets :attr:`kernel` (its compiled generator ``run(ctx, prm)``; the
+    fast-path loop :attr:`episode_kernel` is then built for it by
+    :func:`agents.engine.fast_path`, unless the subclass sets its own: a loop that plays
+    the same steps without the generator, serving its requests with
+    :func:`agents.engine.serve_request` / :func:`~agents.engine.serve_arm`, as the LUCB
     family's does),
     :attr:`answer_rule` (the anytime answer, :func:`agents.engine.current_answer`) and
     :meth:`params` (its float64 parameter vector). A third-party subclass may instead
@@ -242,11 +242,17 @@ class ScriptedAgent(Agent):
 
     #: the algorithm, a numba generator ``run(ctx, prm)`` (``None``: Python ``_run``).
     kernel: ClassVar[Any] = None
-    #: the module's compiled episode loop (:func:`agents.engine.drive` on ``kernel``, or
-    #: the same steps without the generator).
+    #: the compiled episode loop (:func:`agents.engine.drive` on ``kernel``, built by
+    #: :func:`agents.engine.fast_path`, or the same steps without the generator).
     episode_kernel: ClassVar[Any] = None
     #: the anytime answer rule (``agents.engine.RULE_*``).
     answer_rule: ClassVar[int] = engine.RULE_EMPIRICAL
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give a subclass that sets ``kernel`` its fast-path loop (:func:`agents.engine.fast_path`)."""
+        super().__init_subclass__(**kwargs)
+        if "kernel" in cls.__dict__ and cls.kernel is not None and "episode_kernel" not in cls.__dict__:
+            cls.episode_kernel = staticmethod(engine.fast_path(cls.kernel))
 
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)

@@ -21,8 +21,8 @@ _REGISTRY: dict[str, str] = {
     # Baselines
     "uniform": "agents.elimination.uniform:Uniform",
     "lucb": "agents.lucb.lucb:LUCB",
-    "lil_lucb": "agents.lucb.lil_lucb:LilLUCB",
-    "lucb_pp": "agents.lucb.lucb_pp:LUCBPlusPlus",
+    "lil_lucb": "agents.lucb.lil:LilLUCB",
+    "lucb_pp": "agents.lucb.lil:LUCBPlusPlus",
     "lil_ucb": "agents.lucb.lil_ucb:LilUCB",
     "clucb_pac": "agents.lucb.clucb_pac:CLUCBPAC",
     "at_lucb": "agents.lucb.at_lucb:ATLUCB",
@@ -32,27 +32,27 @@ _REGISTRY: dict[str, str] = {
     "adaptive_topk": "agents.elimination.adaptive_topk:AdaptiveTopK",
     # shahrampour2017
     "nsar": "agents.elimination.nsar:NSAR",
-    "sar": "agents.elimination.sar:SAR",
+    "sar": "agents.elimination.nsar:SAR",
     # jun2016
     "batch_racing": "agents.elimination.batch_racing:BatchRacing",
     "batch_sar": "agents.elimination.batch_sar:BatchSAR",
     "halving": "agents.elimination.halving:Halving",
     "round_robin": "agents.elimination.round_robin:RoundRobin",
     # jiang2017
-    "lil_rand_lucb": "agents.lucb.lil_rand_lucb:LilRandLUCB",
-    "lil_clucb": "agents.lucb.lil_clucb:LilCLUCB",
+    "lil_rand_lucb": "agents.lucb.lil:LilRandLUCB",
+    "lil_clucb": "agents.lucb.lil:LilCLUCB",
     # Modern fixed confidence: GLR stopping (agents.glr.stopping) with Top-Two sampling rules
-    "eb_tc": "agents.glr.eb_tc:EBTC",
-    "eb_tci": "agents.glr.eb_tci:EBTCI",
-    "t3c": "agents.glr.t3c:T3C",
-    "ttts": "agents.glr.ttts:TTTS",
+    "eb_tc": "agents.glr.top_two:EBTC",
+    "eb_tci": "agents.glr.top_two:EBTCI",
+    "t3c": "agents.glr.top_two:T3C",
+    "ttts": "agents.glr.top_two:TTTS",
     "track_and_stop": "agents.glr.track_and_stop:TrackAndStop",
     # Prior-aware (Bayesian) yardsticks: Beta prior on Bernoulli means, fixed budget
     "kg": "agents.bayesian.knowledge_gradient:KnowledgeGradient",
     "bayes_ttts": "agents.bayesian.top_two_thompson:TopTwoThompson",
     "bayes_dp": "agents.bayesian.bayes_dp:BayesOptimalDP",
     # Classic best-arm baselines
-    "successive_rejects": "agents.elimination.successive_rejects:SuccessiveRejects",
+    "successive_rejects": "agents.elimination.nsar:SuccessiveRejects",
     "sequential_halving": "agents.elimination.sequential_halving:SequentialHalving",
     # Classic PAC best-arm baselines (fixed confidence, k = 1)
     "median_elimination": "agents.pac.median_elimination:MedianElimination",

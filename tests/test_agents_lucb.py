@@ -14,11 +14,8 @@ from agents import engine
 from agents.base import Pull, PullOne, ScriptedAgent
 from agents.engine import confidence
 from agents.lucb import family as lc
-from agents.lucb.lil_clucb import LilCLUCB
-from agents.lucb.lil_lucb import LilLUCB
-from agents.lucb.lil_rand_lucb import LilRandLUCB
+from agents.lucb.lil import LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
 from agents.lucb.lucb import LUCB
-from agents.lucb.lucb_pp import LUCBPlusPlus
 
 LIL_NAMES = ("lil_rand_lucb", "lil_clucb", "lil_lucb", "lucb_pp")
 TOPK_CONFIGS = [(name, {"variant": v}) for name in LIL_NAMES for v in ("faithful", "heuristic")] + [

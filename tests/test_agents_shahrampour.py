@@ -12,8 +12,7 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401  (registers the environments)
 from agents.base import Pull, ScriptedAgent
-from agents.elimination.nsar import NSAR, c_p, nsar_schedule
-from agents.elimination.sar import SAR
+from agents.elimination.nsar import NSAR, SAR, c_p, nsar_schedule
 from agents.engine.confidence import lucb_beta
 from agents.lucb.at_lucb import ATLUCB, widths
 from bandit_envs import hardness

@@ -28,11 +28,11 @@ def test_agent_stamp_covers_the_engine_and_the_reward_kernels() -> None:
 def test_from_package_import_module_and_inheritance_are_followed() -> None:
     # ``from agents import confidence, engine`` and ``from agents.elimination.nsar import NSAR``
     assert {"agents/engine/confidence.py", "agents/engine/__init__.py"} <= _closure("agents/lucb/family.py")
-    assert "agents/elimination/nsar.py" in _closure("agents/elimination/sar.py")
+    assert "agents/elimination/nsar.py" in _closure("agents/elimination/nsar.py")
 
 
 def test_an_agent_stamp_ignores_unrelated_agents() -> None:
-    reach = _closure("agents/elimination/sar.py")
+    reach = _closure("agents/elimination/nsar.py")
     assert "agents/lucb/family.py" not in reach
     assert "agents/lucb/at_lucb.py" not in reach
 

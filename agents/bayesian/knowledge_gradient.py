@@ -246,12 +246,6 @@ def run(ctx, prm):
         yield choose(alpha, beta, k, pulls, ctx.rng, mu, c, val, table)
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 def _check_values_args(alpha: Any, beta: Any, k: int, pulls: int) -> tuple[np.ndarray, np.ndarray]:
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     beta = np.ascontiguousarray(beta, dtype=np.float64)
@@ -324,7 +318,6 @@ class KnowledgeGradient(ScriptedAgent):
     distributions: ClassVar[frozenset[str] | None] = frozenset({"bernoulli"})
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
 
     def __init__(self, a: float = 1.0, b: float = 1.0, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)

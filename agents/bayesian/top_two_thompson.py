@@ -122,12 +122,6 @@ def run(ctx, prm):
         update(alpha, beta, k, st, arms[:m])
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class TopTwoThompson(ScriptedAgent):
     """Top-two Thompson sampling (TTTS) extended from the best arm to the top-k set.
 
@@ -172,7 +166,6 @@ class TopTwoThompson(ScriptedAgent):
 
     name = "bayes_ttts"
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     distributions: ClassVar[frozenset[str] | None] = frozenset({"bernoulli"})
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
 

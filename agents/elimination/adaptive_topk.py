@@ -105,12 +105,6 @@ def run(ctx, prm):
     engine.finish(ctx, engine.current_answer(ctx))
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class AdaptiveTopK(ScriptedAgent):
     """Accept/reject rounds with confidence ``2^-r`` in round ``r`` (fixed confidence or budget).
 
@@ -197,7 +191,6 @@ class AdaptiveTopK(ScriptedAgent):
     name = "adaptive_topk"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(

@@ -373,12 +373,6 @@ def run(ctx, prm):
             return
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class BatchRacing(ScriptedAgent):
     """Racing with batch pulls: sample the survivors evenly, accept/reject by confidence bounds.
 
@@ -449,7 +443,6 @@ class BatchRacing(ScriptedAgent):
     name = "batch_racing"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:

@@ -194,12 +194,6 @@ def run(ctx, prm):
     engine.finish(ctx, engine.current_answer(ctx))
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class BatchSAR(ScriptedAgent):
     """Successive Accepts and Rejects in stages of RoundRobin batches, for a batch budget B.
 
@@ -272,7 +266,6 @@ class BatchSAR(ScriptedAgent):
     name = "batch_sar"
     settings = frozenset({FIXED_BUDGET})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, *, seed: int | None = None) -> None:

@@ -79,12 +79,6 @@ def run(ctx, prm):
     engine.finish(ctx, engine.current_answer(ctx))
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class Halving(ScriptedAgent):
     """Split the batch budget over ``ceil(log2(n/k))`` stages; each stage keeps the better half.
 
@@ -137,7 +131,6 @@ class Halving(ScriptedAgent):
     name = "halving"
     settings = frozenset({FIXED_BUDGET})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, *, seed: int | None = None) -> None:

@@ -16,7 +16,7 @@ from agents import engine
 from agents.base import FIXED_BUDGET, ScriptedAgent
 from bandit_envs.problem import Problem
 
-__all__ = ["NSAR", "c_p", "nsar_schedule"]
+__all__ = ["NSAR", "SAR", "SuccessiveRejects", "c_p", "nsar_schedule"]
 
 # Ratios this close to an integer are that integer (float rounding in (T - K) / (C_p j^p)).
 _INT_TOL = 1e-9
@@ -161,12 +161,6 @@ def run(ctx, prm):
     engine.finish(ctx, np.flatnonzero(ctx.status == engine.ACCEPTED))
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 def _check_p(p: float) -> None:
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(p) or p <= 0:
         raise ValueError(f"p={p!r} must be a finite number > 0 (Fig. 1: 'parameter p > 0')")
@@ -193,7 +187,7 @@ class NSAR(ScriptedAgent):
     ``gap = mean_sigma(m_r) - mean`` for the rest, deactivates the arm with the
     largest gap and accepts it iff ``mean > mean_sigma(m_r + 1)`` (else rejects it).
     This is Bubeck et al.'s SAR rule exactly; only the budget split differs
-    (``p = 1`` is SAR, see :class:`agents.elimination.sar.SAR`).
+    (``p = 1`` is SAR, see :class:`agents.elimination.nsar.SAR`).
 
     Args:
         p: the nonlinearity, ``p > 0`` (Fig. 1). The guarantee (Prop. 2) covers
@@ -229,7 +223,6 @@ class NSAR(ScriptedAgent):
     name = "nsar"
     settings = frozenset({FIXED_BUDGET})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, p: float = 1.1, *, seed: int | None = None) -> None:
@@ -264,3 +257,76 @@ class NSAR(ScriptedAgent):
     def active(self) -> np.ndarray:
         """The arms not yet accepted or rejected (ascending)."""
         return np.flatnonzero(self.ctx.status == engine.UNDECIDED)
+
+
+class SAR(NSAR):
+    """Successive Accepts and Rejects for top-k identification with a fixed budget.
+
+    Paper:
+        Sébastien Bubeck, Tengyao Wang, Nitin Viswanathan. "Multiple identifications
+        in multi-armed bandits". ICML 2013 (PMLR 28(1):258-265), Sec. 3, algorithm
+        "SAR" (Successive Accepts and Rejects), with the budget split of Audibert &
+        Bubeck's Successive Rejects (COLT 2010). Used as the baseline of Shahrampour &
+        Tarokh (2017), who write it as their Fig. 1 with ``p = 1``.
+
+    Published definition used: ``log-bar(K) = 1/2 + sum_{i=2..K} 1/i``, ``n_0 = 0``,
+    ``n_k = ceil((1 / log-bar(K)) (T - K) / (K + 1 - k))`` for phases ``k = 1..K-1``;
+    in phase ``k`` every active arm is pulled ``n_k - n_{k-1}`` more times, the active
+    arms are ordered by empirical mean, the empirical gaps are
+    ``mean - mean_sigma(m(k) + 1)`` for the first ``m(k)`` (``m(k)`` = top arms still to
+    find) and ``mean_sigma(m(k)) - mean`` for the others, the arm with the largest gap
+    is deactivated, and it is accepted iff its mean exceeds ``mean_sigma(m(k) + 1)``.
+
+    Why this class is exactly :class:`agents.elimination.nsar.NSAR` with ``p = 1``: NSAR's
+    ``C_1 = 2^-1 + sum_{r=2..K} r^-1`` is ``log-bar(K)`` term for term, so
+    ``n_r = ceil((T - K) / (C_1 (K - r + 1)))`` is SAR's ``n_k`` with ``k = r``; the
+    sampling step and the accept/reject rule of Fig. 1 are SAR's, symbol for symbol.
+    ``tests/test_agents_shahrampour.py`` checks the schedule against exact rational
+    arithmetic and that ``NSAR(p=1)`` makes the same pulls and answer as ``SAR`` for
+    the same seed.
+
+    Args:
+        seed: seed of the tie-breaking generator. There is no ``p``: it is 1.
+
+    Settings: fixed budget only.
+
+    Departures from the paper: the same as :class:`~agents.elimination.nsar.NSAR` (stop once the
+    answer is determined, random tie-breaking, ``current_answer`` on truncation).
+    """
+
+    name = "sar"
+
+    def __init__(self, *, seed: int | None = None) -> None:
+        super().__init__(p=1.0, seed=seed)
+
+    def __repr__(self) -> str:
+        return f"SAR(seed={self.seed})"
+
+
+class SuccessiveRejects(SAR):
+    """Successive Rejects: fixed-budget best-arm identification.
+
+    Paper:
+        Jean-Yves Audibert, Sebastien Bubeck, Remi Munos. "Best arm identification in
+        multi-armed bandits". COLT 2010, Sec. 3 (SR): ``log-bar(K) = 1/2 + sum_{i=2..K}
+        1/i``, ``n_k = ceil((T - K) / (log-bar(K) (K + 1 - k)))``; in phase ``k`` every
+        surviving arm gets ``n_k - n_{k-1}`` more pulls, then the arm of lowest empirical
+        mean is rejected; the last arm is the answer.
+
+    Why it is :class:`~agents.elimination.nsar.SAR` with ``k = 1``: SAR (Bubeck, Wang, Viswanathan 2013)
+    is built on SR's phases (the same ``n_k``); with one arm to find, the arm of largest
+    empirical gap is the one of lowest mean (its gap ``mean_1 - mean_i`` is the largest),
+    so SAR rejects exactly SR's arm. They differ only when every surviving arm but the
+    leader ties with it in gap (all of them at the same mean): SAR may then accept the
+    leader and stop before the last phase, with the same answer and fewer pulls.
+    ``tests/test_classic_agents.py`` checks the phases and the rejections against an
+    independent implementation of SR on tie-free instances.
+
+    Settings: fixed budget, k = 1.
+    """
+
+    name = "successive_rejects"
+    k_values = frozenset({1})
+
+    def __repr__(self) -> str:
+        return f"SuccessiveRejects(seed={self.seed})"

@@ -135,12 +135,6 @@ def run(ctx, prm):
     engine.finish(ctx, engine.current_answer(ctx))
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class OptMAI(ScriptedAgent):
     """Optimal Multiple Arm Identification: Quartile-Elimination rounds, then Accept-Reject rounds.
 
@@ -219,7 +213,6 @@ class OptMAI(ScriptedAgent):
     name = "optmai"
     settings = frozenset({FIXED_BUDGET})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, beta: float | str = 0.8, *, seed: int | None = None) -> None:

@@ -96,12 +96,6 @@ def run(ctx, prm):
             return
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class RoundRobin(ScriptedAgent):
     """Pull all arms by RoundRobin (Alg. 1) every batch, never eliminate; answer the best k.
 
@@ -147,7 +141,6 @@ class RoundRobin(ScriptedAgent):
     name = "round_robin"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_EMPIRICAL
 
     def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from agents import engine
 from agents.base import FIXED_BUDGET, ScriptedAgent
 
-__all__ = ["SequentialHalving", "episode", "run"]
+__all__ = ["SequentialHalving", "run"]
 
 
 @numba.njit
@@ -55,12 +55,6 @@ def run(ctx, prm):
     engine.finish(ctx, surv[:1])
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class SequentialHalving(ScriptedAgent):
     """Sequential Halving for best-arm identification with a fixed budget ``T``.
 
@@ -92,7 +86,6 @@ class SequentialHalving(ScriptedAgent):
     settings = frozenset({FIXED_BUDGET})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, round_means: bool = True, *, seed: int | None = None) -> None:

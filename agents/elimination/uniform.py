@@ -45,12 +45,6 @@ def run(ctx, prm):
     engine.finish(ctx, engine.current_answer(ctx))
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class Uniform(ScriptedAgent):
     """Uniform allocation over all arms.
 
@@ -62,7 +56,6 @@ class Uniform(ScriptedAgent):
 
     name = "uniform"
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
 
     def __init__(self, rounds: int | None = None, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)

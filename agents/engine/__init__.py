@@ -44,6 +44,7 @@ random order from a bucket (the same law, O(1) amortised per pull).
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numba
@@ -61,6 +62,7 @@ __all__ = [
     "RULE_STATUS",
     "current_answer",
     "drive",
+    "fast_path",
     "below",
     "choose_distinct",
     "finish",
@@ -1247,3 +1249,47 @@ def drive(gen, ctx, env, counts, sums, emp, cost_per_batch, max_steps):
             return SAMPLING_OVER, reward
     iv[FINISHED] = 1
     return AGENT_STOPPED, reward
+
+
+#: :func:`fast_path` loops already built, by algorithm.
+_FAST_PATHS: dict = {}
+_FAST_PATH_SOURCE = '''\
+def {name}(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path of ``{run}``: :func:`agents.engine.drive` on its generator."""
+    return drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
+'''
+
+
+def fast_path(run):
+    """The compiled episode loop of algorithm ``run``: :func:`drive` on ``run(ctx, prm)``.
+
+    ``run`` is a numba generator ``run(ctx, prm)`` defined at the top level of a module.
+    The loop is a two-line function ``(ctx, prm, env, counts, sums, emp, cost,
+    max_steps) -> drive(run(ctx, prm), ...)``, compiled as if written in ``run``'s module
+    (its source file and module name), because numba caches on disk only functions it
+    can tie to a source file, and keys them by that file: a loop built by a closure in
+    this module would be compiled again in every process. :class:`agents.base.ScriptedAgent`
+    calls this for every subclass that sets ``kernel`` and no ``episode_kernel``; the
+    loop compiles on the first fast-path episode and loads from the cache afterwards.
+    Without a source file (an interactive session) the loop is compiled but not cached.
+    """
+    loop = _FAST_PATHS.get(run)
+    if loop is not None:
+        return loop
+    py_func = getattr(run, "py_func", None)
+    if py_func is None:
+        raise TypeError(f"kernel {run!r} must be a numba-compiled generator (@numba.njit)")
+    module = sys.modules.get(py_func.__module__)
+    source_file = getattr(module, "__file__", None)
+    name = f"_fast_path_{py_func.__name__}"
+    namespace = {"__name__": py_func.__module__, "run": run, "drive": drive}
+    code = compile(
+        _FAST_PATH_SOURCE.format(name=name, run=py_func.__qualname__),
+        source_file or f"<fast path of {py_func.__qualname__}>",
+        "exec",
+    )
+    exec(code, namespace)
+    function = namespace[name]
+    function.__qualname__ = name
+    loop = _FAST_PATHS[run] = numba.njit(cache=source_file is not None)(function)
+    return loop

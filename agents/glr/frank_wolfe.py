@@ -8,12 +8,10 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from agents.glr import stopping
-from agents.glr.top_two import _top_set
 from bandit_envs.divergences import kl
 
-__all__ = ["FrankWolfe", "episode", "fw_direction", "pair_gradients", "run", "solve_game"]
+__all__ = ["FrankWolfe", "fw_direction", "pair_gradients", "run", "solve_game"]
 
 P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
 RATIO_TRACKING, CUMULATIVE_TRACKING = 0, 1
@@ -219,7 +217,7 @@ def run(ctx, prm):
         ws[X, a] = 1.0 / n
     while True:
         t = float(iv[engine.PULLS])
-        _top_set(means, 1, rng, cand, top, in_top)
+        stopping.top_set(means, 1, rng, cand, top, in_top)
         stat, _i, _j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
         if stat > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
@@ -241,13 +239,7 @@ def _step(family, sigma, counts, means, t, best, ws, gbuf, iws, ratio, rng):
     return engine.argmax_random_ties(score, rng)
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
-class FrankWolfe(stopping.GLRStopped, ScriptedAgent):
+class FrankWolfe(stopping.GLRAgent):
     """Frank-Wolfe Sampling (FWS): one Frank-Wolfe step on the lower bound per pull.
 
     Paper:
@@ -335,11 +327,8 @@ class FrankWolfe(stopping.GLRStopped, ScriptedAgent):
     """
 
     name = "frank_wolfe"
-    settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
-    answer_rule = engine.RULE_EMPIRICAL
 
     def __init__(
         self,
@@ -350,16 +339,13 @@ class FrankWolfe(stopping.GLRStopped, ScriptedAgent):
         *,
         seed: int | None = None,
     ) -> None:
-        super().__init__(seed=seed)
-        self._init_stopping(delta, threshold, divergence)
+        super().__init__(delta, threshold, divergence, seed=seed)
         if tracking not in ("ratio", "cumulative"):
             raise ValueError(f"tracking={tracking!r} must be 'ratio' or 'cumulative'")
         self.tracking = tracking
 
-    def params(self) -> np.ndarray:
-        stop = self._stopping_params()
-        tracking = RATIO_TRACKING if self.tracking == "ratio" else CUMULATIVE_TRACKING
-        return np.array([*stop, tracking], dtype=float)
+    def sampling_params(self) -> tuple[float, ...]:
+        return (RATIO_TRACKING if self.tracking == "ratio" else CUMULATIVE_TRACKING,)
 
     def __repr__(self) -> str:
         return (

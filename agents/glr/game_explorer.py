@@ -8,12 +8,10 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from agents.glr import adahedge, stopping
-from agents.glr.top_two import _top_set
 from bandit_envs.divergences import GAUSSIAN, kl, kl_lower, kl_upper
 
-__all__ = ["GameExplorer", "best_response", "episode", "optimistic_gains", "run"]
+__all__ = ["GameExplorer", "best_response", "optimistic_gains", "run"]
 
 P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG = range(5)
 
@@ -109,7 +107,7 @@ def run(ctx, prm):
         sumw[a] = float(counts[a])
     while True:
         t = float(iv[engine.PULLS])
-        _top_set(means, 1, rng, cand, top, in_top)
+        stopping.top_set(means, 1, rng, cand, top, in_top)
         z, _i, _j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
         if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
@@ -128,13 +126,7 @@ def run(ctx, prm):
     engine.finish(ctx, top)
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
-class GameExplorer(stopping.GLRStopped, ScriptedAgent):
+class GameExplorer(stopping.GLRAgent):
     """AdaHedge vs Best-Response: pure exploration as a game against the closest alternative.
 
     Paper:
@@ -203,11 +195,8 @@ class GameExplorer(stopping.GLRStopped, ScriptedAgent):
     """
 
     name = "game_explorer"
-    settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
-    answer_rule = engine.RULE_EMPIRICAL
 
     def __init__(
         self,
@@ -217,11 +206,7 @@ class GameExplorer(stopping.GLRStopped, ScriptedAgent):
         *,
         seed: int | None = None,
     ) -> None:
-        super().__init__(seed=seed)
-        self._init_stopping(delta, threshold, divergence)
-
-    def params(self) -> np.ndarray:
-        return np.array(self._stopping_params(), dtype=float)
+        super().__init__(delta, threshold, divergence, seed=seed)
 
     def __repr__(self) -> str:
         return f"GameExplorer(delta={self.delta}, threshold={self.threshold!r})"

@@ -53,10 +53,12 @@ from typing import Any
 import numba
 import numpy as np
 
+from agents import engine
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from bandit_envs.divergences import family_code, transport_cost
 
 __all__ = [
-    "GLRStopped",
+    "GLRAgent",
     "GK2016",
     "KK2021",
     "LOG",
@@ -67,6 +69,7 @@ __all__ = [
     "statistic",
     "threshold",
     "threshold_code",
+    "top_set",
 ]
 
 GK2016, KK2021, LOG = 0, 1, 2
@@ -109,6 +112,20 @@ def kk_constant(n_pairs: int, delta: float) -> float:
         options={"xatol": 1e-10},
     )
     return 2.0 * float(res.fun)
+
+
+@numba.njit(cache=True)
+def top_set(values, k, rng, cand, top, in_top):
+    """``top`` = the ``k`` largest ``values`` (ties at random); ``in_top`` its indicator."""
+    n = values.shape[0]
+    for a in range(n):
+        in_top[a] = 0
+    if k == 1:
+        top[0] = engine.argmax_random_ties(values, rng)
+    else:
+        engine.top_k_into(values, cand, k, rng, top, 0)
+    for a in range(k):
+        in_top[top[a]] = 1
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -201,24 +218,48 @@ def stopping_params(
     return float(family_code(name)), float(delta), float(kind), float(n_pairs), c_g
 
 
-class GLRStopped:
-    """Mixin of the GLR-stopped agents: their ``delta``, ``threshold`` and ``divergence``.
+class GLRAgent(ScriptedAgent):
+    """Base of the GLR-stopped agents: the stopping rule's parameters, both settings.
 
-    :meth:`_init_stopping` checks and stores the three (``ValueError`` naming a bad
-    one); :meth:`_stopping_params` is :func:`stopping_params` for the agent's problem.
+    A subclass sets ``kernel`` (its sampling rule, a generator that stops when
+    :func:`statistic` exceeds :func:`threshold` and answers the empirical top ``k``) and
+    returns its own entries of the parameter vector from :meth:`sampling_params`;
+    :meth:`params` is :func:`stopping_params` followed by them.
+
+    Args (common to every GLR-stopped agent):
+        delta: the confidence parameter, in (0, 1).
+        threshold: ``"log"`` (default, the papers' experiments; no proof), ``"gk2016"``
+            or ``"kk2021"`` (module docstring).
+        divergence: ``"auto"`` (the env's reward family), ``"bernoulli"`` or
+            ``"gaussian"``.
+        seed: seed of the tie-breaking generator.
+
+    Settings: fixed confidence, and fixed budget as an anytime algorithm (answer: the
+    empirical top ``k``).
     """
 
-    problem: Any
-    delta: float
-    threshold: str
-    divergence: str
+    settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    answer_rule = engine.RULE_EMPIRICAL
 
-    def _init_stopping(self, delta: float, threshold: str, divergence: str) -> None:
+    def __init__(
+        self,
+        delta: float = 0.1,
+        threshold: str = "log",
+        divergence: str = "auto",
+        *,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed=seed)
         check_threshold_args(threshold, delta)
         check_divergence(divergence)
         self.delta = float(delta)
         self.threshold = threshold
         self.divergence = divergence
 
-    def _stopping_params(self) -> tuple[float, float, float, float, float]:
-        return stopping_params(self.problem, self.divergence, self.threshold, self.delta)
+    def sampling_params(self) -> tuple[float, ...]:
+        """The sampling rule's entries of ``prm``, after the stopping rule's five."""
+        return ()
+
+    def params(self) -> np.ndarray:
+        stop = stopping_params(self.problem, self.divergence, self.threshold, self.delta)
+        return np.array([*stop, *self.sampling_params()], dtype=float)

@@ -8,12 +8,10 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 from agents.glr import stopping
-from agents.glr.top_two import _top_set
 from bandit_envs.lower_bound import optimal_weights_k1
 
-__all__ = ["TrackAndStop", "episode", "run"]
+__all__ = ["TrackAndStop", "run"]
 
 P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
 C_TRACKING, D_TRACKING = 0, 1
@@ -58,7 +56,7 @@ def run(ctx, prm):
     score = np.empty(n)  # tracking: how far each arm lags behind its target
     while True:
         t = float(iv[engine.PULLS])
-        _top_set(means, 1, rng, cand, top, in_top)
+        stopping.top_set(means, 1, rng, cand, top, in_top)
         z, _i, _j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
         if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
@@ -83,13 +81,7 @@ def run(ctx, prm):
     engine.finish(ctx, top)
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
-class TrackAndStop(stopping.GLRStopped, ScriptedAgent):
+class TrackAndStop(stopping.GLRAgent):
     """Track-and-Stop: the asymptotically optimal best-arm identification strategy.
 
     Paper:
@@ -125,11 +117,8 @@ class TrackAndStop(stopping.GLRStopped, ScriptedAgent):
     """
 
     name = "track_and_stop"
-    settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
-    answer_rule = engine.RULE_EMPIRICAL
 
     def __init__(
         self,
@@ -140,16 +129,13 @@ class TrackAndStop(stopping.GLRStopped, ScriptedAgent):
         *,
         seed: int | None = None,
     ) -> None:
-        super().__init__(seed=seed)
-        self._init_stopping(delta, threshold, divergence)
+        super().__init__(delta, threshold, divergence, seed=seed)
         if tracking not in ("C", "D"):
             raise ValueError(f"tracking={tracking!r} must be 'C' or 'D'")
         self.tracking = tracking
 
-    def params(self) -> np.ndarray:
-        stop = self._stopping_params()
-        tracking = C_TRACKING if self.tracking == "C" else D_TRACKING
-        return np.array([*stop, tracking], dtype=float)
+    def sampling_params(self) -> tuple[float, ...]:
+        return (C_TRACKING if self.tracking == "C" else D_TRACKING,)
 
     def __repr__(self) -> str:
         return (

@@ -159,12 +159,6 @@ def run(ctx, prm):
 
 
 @numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
-@numba.njit(cache=True)
 def final_update(ctx, prm):
     """The anytime output ``J(t + 1)``: the ``J`` update once more on the final statistics.
 
@@ -259,7 +253,6 @@ class ATLUCB(ScriptedAgent):
     name = "at_lucb"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(

@@ -216,12 +216,6 @@ def run(ctx, prm):
         repair_top(S, F, ctx.means)
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 def _is_real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
@@ -292,7 +286,6 @@ class CLUCBPAC(ScriptedAgent):
     name = "clucb_pac"
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_EMPIRICAL
 
     def __init__(

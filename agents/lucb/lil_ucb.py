@@ -98,12 +98,6 @@ def run(ctx, prm):
     engine.finish(ctx, engine.current_answer(ctx))  # argmax_i T_i, ties at random
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 class LilUCB(ScriptedAgent):
     """lil'UCB: pull the arm of largest lil' upper bound; stop when one arm dominates the pulls.
 
@@ -153,7 +147,6 @@ class LilUCB(ScriptedAgent):
     settings = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_MOST_PULLED
 
     def __init__(

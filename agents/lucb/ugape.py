@@ -557,12 +557,6 @@ def run(ctx, prm):
         t += 1
 
 
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
-
-
 def _positive(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
         math.isfinite(value) and value > 0.0
@@ -586,7 +580,6 @@ class UGapE(ScriptedAgent):
     """
 
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
 

@@ -9,7 +9,7 @@ from agents import engine
 from agents.base import FIXED_CONFIDENCE, ScriptedAgent, check_probability
 from agents.pac.median_elimination import eliminate, round_pulls
 
-__all__ = ["ExpGap", "episode", "run"]
+__all__ = ["ExpGap", "run"]
 
 
 @numba.njit
@@ -48,12 +48,6 @@ def run(ctx, prm):
                 size += 1
         m = size
     engine.finish(ctx, surv[:1])
-
-
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 class ExpGap(ScriptedAgent):
@@ -113,7 +107,6 @@ class ExpGap(ScriptedAgent):
     settings = frozenset({FIXED_CONFIDENCE})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(self, delta: float = 0.1, *, seed: int | None = None) -> None:

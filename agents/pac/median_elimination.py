@@ -11,7 +11,7 @@ import numpy as np
 from agents import engine
 from agents.base import FIXED_CONFIDENCE, ScriptedAgent, check_probability
 
-__all__ = ["MAX_ROUND_PULLS", "MedianElimination", "eliminate", "episode", "round_pulls", "run"]
+__all__ = ["MAX_ROUND_PULLS", "MedianElimination", "eliminate", "round_pulls", "run"]
 
 #: Cap on the pulls per arm of one round (2^40, about 1.1e12: beyond any budget), so that
 #: the scheduler's int64 sums over a request cannot overflow for tiny ``epsilon``.
@@ -86,12 +86,6 @@ def run(ctx, prm):
     for req in eliminate(ctx, np.arange(n), prm[0], prm[1], 4.0 * sigma * sigma, True, out):
         yield req
     engine.finish(ctx, out)
-
-
-@numba.njit(cache=True)
-def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
-    """The fast path: :func:`agents.engine.drive` on :func:`run`."""
-    return engine.drive(run(ctx, prm), ctx, env, counts, sums, emp, cost, max_steps)
 
 
 def check_epsilon(value: object) -> float:
@@ -171,7 +165,6 @@ class MedianElimination(ScriptedAgent):
     settings = frozenset({FIXED_CONFIDENCE})
     k_values = frozenset({1})
     kernel = staticmethod(run)
-    episode_kernel = staticmethod(episode)
     answer_rule = engine.RULE_STATUS
 
     def __init__(
