@@ -1,6 +1,6 @@
 """The batch kernels' shortcuts compute what the plain computations do, value for value.
 
-* :func:`agents.engine._bitmap_sort_batch` (the fast path's arm-order sort of a batch)
+* :func:`agents.engine.serving._bitmap_sort_batch` (the fast path's arm-order sort of a batch)
   equals a sort;
 * a ``BATCH`` request whose lowest level holds more arms than the batch has pulls is
   scheduled (:func:`agents.engine.schedule`) as :func:`agents.engine.round_robin_into`
@@ -22,6 +22,7 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import engine
+from agents.engine import serving
 from agents.engine.confidence import jun_width
 
 
@@ -36,7 +37,7 @@ def test_bitmap_sort_equals_a_sort() -> None:
         rep_of = np.empty(n, dtype=np.int64)
         out_arms = np.empty(n, dtype=np.int64)
         out_reps = np.empty(n, dtype=np.int64)
-        done = engine._bitmap_sort_batch(arms, reps, m, out_arms, out_reps, bits, rep_of)
+        done = serving._bitmap_sort_batch(arms, reps, m, out_arms, out_reps, bits, rep_of)
         span_words = (arms.max() >> 6) - (arms.min() >> 6)
         assert done == (span_words <= 8 * m)
         if done:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import agents
+import agents.engine.serving
 import bandit_envs
 from agents.base import ScriptedAgent
 
@@ -175,7 +176,7 @@ def _assert_fast_is_reference(env: gym.Env, name: str, setting: str, seed: int) 
 def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | None) -> None:
     """``batch_size=1``: the fused one-pull loop of ``drive`` plays the reference episode.
 
-    Pull requests at one pull per batch (``engine._one_pull_request``), with and without
+    Pull requests at one pull per batch (``agents.engine.serving._one_pull_request``), with and without
     a repeat limit, ended by the request, the budget or ``max_batches`` mid-request.
     """
     for dist, paired in (("bernoulli", False), ("gaussian", True)):
@@ -198,7 +199,7 @@ def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | Non
 )
 @pytest.mark.parametrize("r", [64, 2, 1])
 def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
-    """Pull requests that are exactly one batch (``engine._whole_batch``) at b = 64.
+    """Pull requests that are exactly one batch (``agents.engine.serving._whole_batch``) at b = 64.
 
     With 150 arms, BatchRacing, Halving and BatchSAR draw their batches themselves and
     ask for exactly those (one pull each, or two at the end of a sweep); SAR and uniform
@@ -217,7 +218,7 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
 
 
 def test_distinct_check_of_whole_batches() -> None:
-    """``engine._distinct`` (paired whole batches in any order) finds repeated arms.
+    """``agents.engine.serving._distinct`` (paired whole batches in any order) finds repeated arms.
 
     A request with a repeated arm must take the general path, whose ``accept_request``
     raises; the scratch bitmap is left clear either way.
@@ -227,7 +228,7 @@ def test_distinct_check_of_whole_batches() -> None:
              ([0, 64, 128, 1, 65, 0], False), ([191], True)]
     for arms, distinct in cases:
         a = np.array(arms, dtype=np.int64)
-        assert agents.engine._distinct(a, a.shape[0], bits) is distinct
+        assert agents.engine.serving._distinct(a, a.shape[0], bits) is distinct
         assert not bits.any()
 
 

@@ -10,7 +10,7 @@ the sub-Gaussian scale of one reward (``problem.sigma``: 1/2 for rewards in [0, 
   ``k1 = 5/4`` for rewards in [0, 1]; scaled by ``2 sigma`` for sub-Gaussian rewards.
 * :func:`jun_deviation`: Jun et al. (2016) eq. 2,
   ``D(t, w) = sqrt(4 log(log2(2t) / w) / t)``, ``w = sqrt(delta / (6n))``; derived for
-  rewards in [0, 1] (sigma = 1/2) and scaled by ``2 sigma`` otherwise (paper-notes).
+  rewards in [0, 1] (sigma = 1/2) and scaled by ``2 sigma`` for sigma-sub-Gaussian rewards.
 * :func:`lil_bound`: the lil' bound of Jiang, Li, Qiao (2017) Sec. 5 (after Jamieson et
   al. 2014), ``U(t, w) = (1 + sqrt(eps)) sqrt(2 sigma^2 (1 + eps) / t *
   log(log((1 + eps) t + 2) / w))``.

@@ -41,4 +41,3 @@ class Frame(structref.StructRefProxy):
 
 
 structref.define_proxy(Frame, FrameType, ["ctx", "prm", "state"])
-

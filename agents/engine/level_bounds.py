@@ -257,6 +257,6 @@ def levels(counts, means, s, m, kt, xbits, sbits, nw, xt, xv, yt, tmp):
     nxt = top_into(means, tmp, nx, 2 * (kt + 1), xt)
     for j in range(nxt):
         xv[j] = means[xt[j]]
-    nyt = top_into(means, tmp[m - ny:], ny, kt + 1, yt)
+    nyt = top_into(means, tmp[m - ny :], ny, kt + 1, yt)
     xpad = xv[nxt - 1] if nx > nxt else -np.inf
     return c, nx, nxt, nyt, xmin_v, xpad, ymin

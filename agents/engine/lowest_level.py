@@ -30,8 +30,15 @@ from numba.extending import intrinsic
 from agents import engine
 
 __all__ = [
-    "batch_total", "bitmap_arms", "level_up", "pick_lowest", "popcount", "select_bit", "two_levels",
-    "plan_batch", "plan_work"
+    "batch_total",
+    "bitmap_arms",
+    "level_up",
+    "pick_lowest",
+    "popcount",
+    "select_bit",
+    "two_levels",
+    "plan_batch",
+    "plan_work",
 ]
 
 
@@ -248,7 +255,6 @@ def level_up(
     return out, short
 
 
-
 @numba.njit(cache=True, _nrt=False)
 def two_levels(counts, arms, m, sbits, xbits, nw) -> int:
     """Bitmaps of the places ``0..m-1`` of ``S = arms[:m]`` (``sbits``) and of the places of
@@ -314,8 +320,21 @@ def plan_batch(ctx, arms, m, work, nw, nx) -> tuple[int, int, int]:
         return PLAN_ENGINE, 0, nx
     if nx <= total:
         nb, short = level_up(
-            work[P_X], work[P_SB], nw, nx, m, total, per_arm, work[P_VIRT], work[P_JPOS],
-            work[P_BITS], work[P_CB], ctx.rng, work[P_PICK], work[P_RA], work[P_RR],
+            work[P_X],
+            work[P_SB],
+            nw,
+            nx,
+            m,
+            total,
+            per_arm,
+            work[P_VIRT],
+            work[P_JPOS],
+            work[P_BITS],
+            work[P_CB],
+            ctx.rng,
+            work[P_PICK],
+            work[P_RA],
+            work[P_RR],
         )
         if nb < 0:
             return PLAN_ENGINE, 0, nx
