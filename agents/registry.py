@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from typing import Any
 
 from agents.base import Agent
 
-__all__ = ["available", "make", "register", "agent_class"]
+__all__ = ["agent_class", "available", "make", "register", "register_loader"]
 
 _REGISTRY: dict[str, str] = {
     # Baselines
@@ -67,7 +68,16 @@ _REGISTRY: dict[str, str] = {
     "frank_wolfe": "agents.glr.frank_wolfe:FrankWolfe",
 }
 
-_SB3_PREFIXES = ("ppo", "a2c", "dqn")
+#: ``"PREFIX:PATH"`` names: a loader per prefix (:func:`register_loader`; the learned
+#: policies' ``ppo``, ``a2c`` and ``dqn`` are registered by :mod:`agents.learned.adapter`).
+_LOADERS: dict[str, Callable[..., Agent]] = {}
+
+
+def register_loader(prefix: str, loader: Callable[..., Agent]) -> None:
+    """Make ``make("PREFIX:PATH", **params)`` return ``loader(PATH, **params)``."""
+    if prefix in _LOADERS and _LOADERS[prefix] is not loader:
+        raise ValueError(f"agent prefix {prefix!r} already has a loader")
+    _LOADERS[prefix] = loader
 
 
 def register(name: str, target: str) -> None:
@@ -104,10 +114,8 @@ def make(name: str, **params: Any) -> Agent:
     ``"ppo:PATH"`` (or ``a2c:``/``dqn:``) loads a saved stable-baselines3 model.
     """
     prefix, sep, path = name.partition(":")
-    if sep and prefix in _SB3_PREFIXES:
-        from agents.learned.adapter import PolicyAgent
-
-        return PolicyAgent.load(prefix, path, **params)
+    if sep and prefix in _LOADERS:
+        return _LOADERS[prefix](path, **params)
     cls = agent_class(name)
     try:
         return cls(**params)

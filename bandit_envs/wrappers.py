@@ -16,7 +16,7 @@ observation dict, so the *same* code serves
   exactly the observation it was trained on;
 * saving: :meth:`FlatObservation.config` is a JSON-able dict and
   :func:`transform_from_config` rebuilds the transform, so the config can be stored
-  next to a saved model (``agents.training`` writes it into the model file and a JSON
+  next to a saved model (``agents.learned.saving`` writes it into the model file and a JSON
   sidecar).
 
 Features (``features=``), each one block of ``n_arms`` entries, in the order given:

@@ -1,4 +1,4 @@
-"""agents.learned: one concern per module, layered, no import cycle; old import paths kept."""
+"""agents.learned: one concern per module, layered, no import cycle."""
 
 from __future__ import annotations
 
@@ -93,21 +93,13 @@ def test_every_module_is_in_the_documented_order() -> None:
 
 def test_no_import_cycle_through_the_learned_code() -> None:
     graph = _graph()
-    ours = {f"agents.learned.{m}" for m in ORDER} | {
-        "agents.learned",
-        "agents.policy",
-        "agents.training",
-        "agents.registry",
-    }
+    ours = {f"agents.learned.{m}" for m in ORDER} | {"agents.learned", "agents.registry"}
     bad = [c for c in _cycles(graph) if ours & set(c)]
     assert bad == []
     # the layering: a module imports only modules before it in ORDER
     for i, name in enumerate(ORDER):
         deps = {m.rsplit(".", 1)[1] for m in graph[f"agents.learned.{name}"] if "learned." in m}
         assert deps <= set(ORDER[:i]), (name, deps - set(ORDER[:i]))
-    # the old modules are re-exports only: nothing in the subpackage imports them
-    for name in ORDER:
-        assert not graph[f"agents.learned.{name}"] & {"agents.policy", "agents.training"}
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:
@@ -126,9 +118,10 @@ for i, name in enumerate(order):
     __import__("agents.learned." + name)
     later = [m for m in order[i + 1:] if "agents.learned." + m in set(sys.modules) - before]
     assert not later, (name, later)
-from agents.training import train, load_policy, PRESETS, _training_kwargs, ArmSetPolicy
-from agents.policy import PolicyAgent
 import agents.learned as learned
+from agents.learned.adapter import PolicyAgent
+from agents.learned.saving import load_policy
+from agents.learned.training import train
 assert agents.PolicyAgent is PolicyAgent is learned.PolicyAgent
 assert learned.train is train and learned.load_policy is load_policy
 print("ok")

@@ -1,4 +1,4 @@
-"""agents.training: short SB3 runs, saved models that replay exactly through PolicyAgent (CPU)."""
+"""agents.learned training: short SB3 runs, saved models that replay exactly through PolicyAgent (CPU)."""
 
 from __future__ import annotations
 
@@ -13,18 +13,14 @@ pytest.importorskip("stable_baselines3")
 torch = pytest.importorskip("torch")
 
 import agents  # noqa: E402
-from agents.training import (  # noqa: E402
-    ArmSetPolicy,
-    SampledPolicyAgent,
-    VecFlatObservation,
-    evaluate,
-    evaluation_env,
-    load_policy,
-    make_training_env,
-    saved_agent_kwargs,
-    summarize,
-    train,
-)
+from agents.learned.adapter import SampledPolicyAgent  # noqa: E402
+from agents.learned.evaluation import evaluate, summarize  # noqa: E402
+from agents.learned.families import evaluation_env  # noqa: E402
+from agents.learned.metadata import saved_agent_kwargs  # noqa: E402
+from agents.learned.networks import ArmSetPolicy  # noqa: E402
+from agents.learned.saving import load_policy  # noqa: E402
+from agents.learned.training import train  # noqa: E402
+from agents.learned.vec_env import VecFlatObservation, make_training_env  # noqa: E402
 from bandit_envs.wrappers import FlatObservation  # noqa: E402
 
 STD = {"instance": "beta-random", "n_arms": 6, "k": 2, "budget": 30}

@@ -239,7 +239,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     try:
-        from agents.training import add_train_arguments, train_from_args
+        from agents.learned.cli import add_train_arguments, train_from_args
     except ImportError as err:
         print(
             f"topk-bench train needs stable-baselines3: pip install 'topk-bandit-envs[rl]' ({err})",
@@ -434,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["train"]:  # its options belong to agents.training's parser
+    if argv[:1] == ["train"]:  # its options belong to agents.learned.cli's parser
         return _cmd_train(argparse.Namespace(rest=argv[1:]))
     args = parser.parse_args(argv)
     try:

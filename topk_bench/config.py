@@ -490,7 +490,7 @@ def _agent_settings(name: str) -> frozenset[str]:
 
     prefix, sep, _ = name.partition(":")
     if (sep and prefix in ("ppo", "a2c", "dqn")) or name.startswith(TRAINED_PREFIX):
-        from agents.policy import PolicyAgent
+        from agents.learned.adapter import PolicyAgent
 
         return frozenset(PolicyAgent.settings)
     return frozenset(agents.agent_class(name).settings)

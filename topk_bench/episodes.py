@@ -141,7 +141,7 @@ def make_agent(name: str, params: Mapping[str, Any]) -> Any:
     """``agents.make(name, **params)``, with two extras for saved policies (``ppo:PATH``).
 
     A policy with its metadata sidecar (``PATH`` with ``.json``, written by
-    ``agents.training``) is loaded with ``agents.training.load_policy``, so that it sees
+    ``agents.learned``) is loaded with ``agents.learned.saving.load_policy``, so that it sees
     its training observation transform. A loaded policy is kept for the next chunks of
     this process (loading a model costs far more than an episode), and torch is limited
     to one thread per process (the workers already use every core).
@@ -160,7 +160,7 @@ def make_agent(name: str, params: Mapping[str, Any]) -> Any:
         agent = None
         if Path(path).with_suffix(".json").exists():
             try:
-                from agents.training import load_policy
+                from agents.learned.saving import load_policy
             except ImportError:  # training module absent: plain loading below
                 pass
             else:

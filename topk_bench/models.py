@@ -4,7 +4,7 @@ An experiment that compares learned and scripted agents declares the models it n
 
     [[train]]
     model = "ppo-standard"        # name; saved as OUT/models/ppo-standard.zip (+ .json)
-    preset = "standard"           # a family of agents.training.PRESETS (or env_id + env)
+    preset = "standard"           # a family of agents.learned.families.PRESETS (or env_id + env)
     timesteps = 960000            # training steps, all parallel envs together
     num_envs = 32
     algo_kwargs = { n_steps = 64 }
@@ -22,7 +22,7 @@ a fixed number of steps, so the same command trains the same model (up to
 floating-point differences across machines). A model is written under a temporary
 name and renamed when complete: an interrupted training leaves nothing half-written.
 
-Keys of a ``[[train]]`` table (see :func:`agents.training.train` for their meaning):
+Keys of a ``[[train]]`` table (see :func:`agents.learned.training.train` for their meaning):
 ``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``,
 ``algo`` (``ppo``), ``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs``
 (8), ``seed`` (0), ``algo_kwargs``, ``reward_scale`` (10), ``eval_episodes`` (100:
@@ -140,7 +140,8 @@ class TrainSpec:
 
 
 def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
-    from agents.training import ALGOS, PRESETS
+    from agents.learned.algos import ALGOS
+    from agents.learned.families import PRESETS
 
     model = entry["model"]
     if not model or "/" in model or "\\" in model or model.startswith("."):
@@ -223,7 +224,7 @@ def parse_train(cfg: Mapping[str, Any], reduced: bool = False) -> tuple[TrainSpe
     if not entries:
         return ()
     try:
-        import agents.training  # noqa: F401
+        import agents.learned.training  # noqa: F401
     except ImportError as err:
         raise ConfigError(
             f"train: training needs stable-baselines3 and torch ({err}); "
@@ -267,7 +268,8 @@ def _check_family(spec: TrainSpec, where: str) -> None:
 
 def evaluation_kwargs(spec: TrainSpec) -> dict[str, Any]:
     """The ``TopK-Batch-v0`` kwargs a model of ``spec`` is played on (the benchmark form)."""
-    from agents.training import _training_kwargs, evaluation_env
+    from agents.learned.families import evaluation_env
+    from agents.learned.families import training_kwargs as _training_kwargs
 
     _, kwargs = evaluation_env(spec.env_id, _training_kwargs(spec.env_id, spec.env_kwargs))
     return kwargs
@@ -344,7 +346,7 @@ def _train_one(
 
     ``progress``: a tqdm bar in this process; ``queue``: report the steps there instead.
     """
-    from agents.training import train
+    from agents.learned.training import train
 
     final = model_path(out, spec.model)
     tmp_dir = final.parent / f".tmp-{spec.model}-{os.getpid()}"

@@ -33,6 +33,7 @@ Every action that had to be changed to be valid is counted: ``agent.projections`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.bayesian.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
+from agents.registry import register_loader
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
 from bandit_envs.top_k_batch import project_answer, project_pulls
@@ -314,3 +316,12 @@ class SampledPolicyAgent(PolicyAgent):
             dtype=np.int64,
         )
         return action if isinstance(dist, list) else action.reshape(())
+
+
+def _register_loaders() -> None:
+    """``agents.make("ppo:PATH")`` (also ``a2c:``, ``dqn:``) loads a saved model."""
+    for algo in ("ppo", "a2c", "dqn"):
+        register_loader(algo, functools.partial(PolicyAgent.load, algo))
+
+
+_register_loaders()
