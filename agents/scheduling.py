@@ -3,7 +3,8 @@
 RoundRobin (Jun, Jamieson, Nowak, Zhu 2016, Algorithm 1) fills one batch of at most
 ``b`` pulls, at most ``r`` per arm, each pull going to the arm of ``A`` with the fewest
 pulls counting those already in the batch. Line 5 of the paper reads ``a_l <= r``; it
-must be ``a_l < r`` (paper-notes), which is what the cap below does.
+must be ``a_l < r`` (with ``<=`` an arm could take ``r + 1`` pulls), which is what the
+cap below does.
 
 The one implementation is compiled, :func:`agents.engine.round_robin` (water filling in
 O(|A| log(max count)), ties uniformly at random); :func:`round_robin` is its NumPy

@@ -24,7 +24,7 @@ def _is_real(x: object) -> bool:
 
 @numba.njit(cache=True)
 def round_pulls(r, n, sigma, delta, paper):
-    """``m_r`` of round ``r >= 1`` (``paper``: the printed rule, else paper-notes')."""
+    """``m_r`` of round ``r >= 1`` (``paper``: the printed rule, else the rule restored from the proofs)."""
     scale = (2.0 * sigma) ** 2
     if paper:
         m = 2.0 ** (2 * r) * math.log(2.0 * n * r * r / delta)
@@ -114,7 +114,7 @@ class AdaptiveTopK(ScriptedAgent):
         eqs. (7), (8), (13), Theorem 4; the fixed-budget conversion of Section 3.
 
     The extracted text of Algorithm 1 lost its symbols; this is the version restored
-    in paper-notes from the proofs::
+    from the paper's proofs (Claim 1, eq. 8, eq. 13, Lemmas 3-5)::
 
         r = 0; S = [n]; A = {} (accepted)
         while 2 * 2^-r * (k - |A|) > eps * k:            # exit condition, eq. (13)
@@ -128,7 +128,7 @@ class AdaptiveTopK(ScriptedAgent):
 
     ``m_r`` (``round_pulls``):
 
-    * ``"notes"`` (default, paper-notes): ``m_r = ceil(2^(2r-1) ln(4 n r^2 / delta))``,
+    * ``"notes"`` (default, restored from Claim 1): ``m_r = ceil(2^(2r-1) ln(4 n r^2 / delta))``,
       so that Hoeffding gives ``P(|mean - theta| >= 2^-r) <= delta / (2 n r^2)``;
       summed over arms and rounds the error stays below ``delta``.
     * ``"paper"``: ``m_r = ceil(2^(2r) ln(2 n r^2 / delta))``, what the extracted text
@@ -185,7 +185,7 @@ class AdaptiveTopK(ScriptedAgent):
       last line picks all of ``S``). More pulls could not change the answer, so the
       fixed-budget conversion stops too.
     * Ties between equal empirical means in the last line are broken uniformly at
-      random (paper-notes); ``a`` and ``b`` are values, so ties there do not matter.
+      random (the paper does not say); ``a`` and ``b`` are values, so ties there do not matter.
     """
 
     name = "adaptive_topk"

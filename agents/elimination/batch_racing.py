@@ -406,7 +406,7 @@ class BatchRacing(ScriptedAgent):
     * Stopping: the paper loops ``while S is not empty`` and outputs ``A``. We stop as
       soon as ``|A| = k``, or when the undecided arms number exactly ``k - |A|`` (they
       are all top-k: accept them); the literal loop would spend one more batch to
-      accept them formally (paper-notes, "Ambiguities"). The returned set is the same.
+      accept them formally. The returned set is the same.
     * Sub-Gaussian rewards: eq. (2) is written for rewards in [0, 1] (sigma = 1/2);
       the width is scaled by ``2 sigma`` with ``sigma = problem.sigma`` (Lemma 1 holds
       for any sigma-sub-Gaussian reward), so Bernoulli rewards use eq. (2) exactly.

@@ -107,7 +107,7 @@ class Halving(ScriptedAgent):
 
     * Line 11 keeps ``max(ceil(|S|/2), ceil(b/r))`` arms, which falls below ``k`` when
       ``n/k`` is not a power of two (n = 100, k = 10: 100, 50, 25, 13, 7); we keep at
-      least ``k`` (paper-notes, "Ambiguities").
+      least ``k``.
     * Line 13 outputs ``S_{L+1}``, which has more than ``k`` arms when
       ``ceil(b/r) > k``; we output its ``k`` best empirical means.
     * ``batch_size=None`` (no batch constraint): the pull budget is split over the

@@ -203,7 +203,7 @@ class NSAR(ScriptedAgent):
 
     Departures from the paper, and why:
 
-    * Early stop (paper-notes): once ``m_r = 0`` (M arms accepted) the rest are
+    * Early stop: once ``m_r = 0`` (M arms accepted) the rest are
       rejected, and once the active arms number exactly ``m_r`` they are all accepted,
       without the remaining rounds. The answer is the one the full run would give (no
       later round can change it); the unspent pulls are left over (pulls <= T).

@@ -262,7 +262,7 @@ class CLUCBPAC(ScriptedAgent):
     Departures from the paper, and why:
 
     * Ties (in both oracle calls and in the choice of the arm to pull) are broken
-      uniformly at random (paper-notes); the paper's oracle is arbitrary. Equal means
+      uniformly at random; the paper's oracle is arbitrary. Equal means
       and equal adjusted weights are ordered by a tie key per arm (i.i.d. uniform,
       redrawn whenever the arm is pulled: :mod:`agents.engine.count_buckets`), so the tied arms'
       order is a uniformly random permutation at every step; equal radii (equal counts)

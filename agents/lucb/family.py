@@ -79,10 +79,10 @@ in preallocated arrays, compiled helpers):
   surely above the next key stops there, and the stop rule is proved unmet by those
   proofs or by one divergence per side at the means' midpoint (:func:`_kl_surely_above`,
   :func:`_kl_open`; the exact bounds are computed when a proof fails). Measured (n =
-  1000, budget 20n, one core): 1.2-1.3M pulls/s for Bernoulli rewards on a calm
-  machine since session 10 (0.07-0.08M before the classes and the proofs; 93% of a
-  walk's pops were arms of the best arm's own class); recomputing all bounds every
-  round would cost n bisections per round (about 2k pulls/s).
+  1000, budget 20n, one core): about 1.2M pulls/s for Bernoulli rewards (without the
+  classes and the proofs, about 0.08M: 93% of a walk's pops are arms of the best arm's
+  own class); recomputing all bounds every round would cost n bisections per round
+  (about 2k pulls/s).
 
 Requests: the first round is one request of every arm once; a round of one arm is
 ``yield arm``; a round of two arms is :func:`~agents.engine.request_two` (one batch
@@ -105,8 +105,8 @@ it (``inline="always"``): a compiled call passes the state tuple, ``ctx`` and ``
 as about 190 machine words of arguments, and these five calls per round cost KL-LUCB
 15-25% of its speed.
 
-Ties (equal means, equal bounds, equal radii) are broken uniformly at random, as
-paper-notes require, by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever
+Ties (equal means, equal bounds, equal radii) are broken uniformly at random (the
+papers do not say; an index rule would favour low-index arms), by a random key per arm (``tb``, i.i.d. uniform, redrawn whenever
 the arm's statistics change) that orders otherwise equal entries; the initial ``High``
 is the top ``k`` by (mean, key). All randomness comes from ``ctx.rng``, in this order:
 the first round's scheduling (engine), one key per arm (arm order) after it, then per
@@ -1330,7 +1330,7 @@ class LilFamily(LUCBFamily):
     ``U(t, w) = (1 + sqrt(eps)) sqrt(2 sigma^2 (1 + eps) / t log(log((1 + eps) t + 2) / w))``
     (:func:`agents.engine.confidence.lil_bound`; ``sigma`` is the problem's sub-Gaussian scale).
 
-    Parameters (Jiang et al. Sec. 5; paper-notes):
+    Parameters (Jiang et al. Sec. 5.1):
 
     * ``variant="faithful"``: ``eps`` (default 0.01) and the lil' ``delta`` are chosen so
       that the algorithm's proven error bound (:attr:`guarantee`, see

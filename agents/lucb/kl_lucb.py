@@ -77,9 +77,8 @@ class KLLUCB(LUCBFamily):
     "number of stage of the algorithm", 1 after the initial pull of every arm, one
     stage per pair of pulls (as here). Algorithm 2 starts with "B(1) = inf (stopping
     index)": the stop rule is first checked after the first round, so an episode
-    pulls at least ``n + 2`` times (before this was read, the rule was checked at
-    ``t = 1`` too, which stopped after the ``n`` initial pulls on instances whose gaps
-    are wide against ``sigma``).
+    pulls at least ``n + 2`` times (checked at ``t = 1`` too, the rule would stop after
+    the ``n`` initial pulls on instances whose gaps are wide against ``sigma``).
 
     Departures from the paper, and why:
 
@@ -87,7 +86,7 @@ class KLLUCB(LUCBFamily):
       <= epsilon``), its text calls the stopping criterion "B(t) < epsilon"; this
       follows the text (and LUCB1 here): stop at ``B(t) < epsilon``. The two differ
       only when ``B(t) = epsilon`` exactly.
-    * Ties are broken uniformly at random (paper-notes); the paper does not say.
+    * Ties are broken uniformly at random; the paper does not say.
     * The bounds are bisections to ``2^-50`` (:mod:`bandit_envs.divergences`), with
       Bernoulli means clamped to ``[1e-15, 1 - 1e-15]`` inside the logarithms.
     * Speed: ``beta(t, delta)`` grows with ``t``, so every bound changes every round;
@@ -96,11 +95,11 @@ class KLLUCB(LUCBFamily):
       docstring of :mod:`agents.lucb.family`), not by recomputing all ``n`` bounds per
       round. ``tests/test_agents_klucb_ugape.py`` checks it against the literal loop.
       Bernoulli arms with equal (mean, count) are one entry of the heaps (a class).
-      Pulls per second at n = 1000 (budget 20n, one core, session 10): 1.2-1.3M for
-      Bernoulli rewards on a calm machine (most rounds decide ``h``, ``l`` and the
-      stop rule from divergence comparisons proved against the rounding error,
-      without computing a bound; the rest pay root-findings of 0.4-0.8 us each);
-      1.0-1.2M for Gaussian ones before session 10's inlining.
+      Pulls per second at n = 1000 (budget 20n, one core): about 1.2M for Bernoulli
+      rewards (most rounds decide ``h``, ``l`` and the stop rule from divergence
+      comparisons proved against the rounding error, without computing a bound; the
+      rest pay root-findings of 0.4-0.8 us each); figures for both families are on the
+      performance page (``benchmarks/agent_speed.py``).
     """
 
     name = "kl_lucb"

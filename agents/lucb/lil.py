@@ -41,7 +41,7 @@ class LilLUCB(LilFamily):
     ``High``); any ``batch_size``/``repeat_limit``.
 
     Departures: ``U`` is jiang2017's Sec. 5 bound (``+ 2`` inside the inner log), as in
-    their experiments; ties are broken at random (paper-notes).
+    their experiments; ties are broken at random (the paper does not say).
     """
 
     name = "lil_lucb"
@@ -83,7 +83,7 @@ class LUCBPlusPlus(LilFamily):
 
     Departures: SJR17 state LUCB++ for a generic anytime bound; we use jiang2017's
     lil' bound ``U`` (with the ``+ 2``) so that the comparison of Jiang et al.'s Fig. 1
-    is reproduced like for like. Ties are broken at random (paper-notes).
+    is reproduced like for like. Ties are broken at random (the paper does not say).
     """
 
     name = "lucb_pp"
@@ -130,7 +130,7 @@ class LilRandLUCB(LilFamily):
     Departures from the paper, and why:
 
     * Ties between equal empirical means (``High``) or equal bounds (``h``, ``l``) are
-      broken uniformly at random (paper-notes), by a random key per arm redrawn when
+      broken uniformly at random, by a random key per arm redrawn when
       its statistics change (see :mod:`agents.lucb.family`); the paper is silent.
     * ``eps`` of the faithful variant: the paper does not give it; 0.01, as in
       Jamieson et al. (2014)'s experiments (see :class:`agents.lucb.family.LilFamily`).
@@ -188,7 +188,7 @@ class LilCLUCB(LilFamily):
 
     * Ties: equal revised means count as "not swapped" (``M = M~`` when ``LCB_h = UCB_l``,
       the same rule as lil'RandLUCB's ``>=``); equal means and equal radii are broken
-      uniformly at random (paper-notes). The paper is silent on ties.
+      uniformly at random. The paper is silent on ties.
     * ``eps`` of the faithful variant (not given in the paper): 0.01; the lil' bound is
       Sec. 5's (``+ 2`` inside the inner log), see :class:`agents.lucb.lil.LilRandLUCB`.
     """

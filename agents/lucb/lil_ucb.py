@@ -140,7 +140,7 @@ class LilUCB(ScriptedAgent):
       modification, "to avoid negative numbers inside the log"; JMNB14 use
       ``log((1 + eps) t)``). The bound is wider, so the guarantee stands.
     * Ties (equal upper bounds, equal counts) are broken uniformly at random
-      (paper-notes) by a random key per arm, redrawn whenever the arm is pulled.
+      (the paper does not say) by a random key per arm, redrawn whenever the arm is pulled.
     """
 
     name = "lil_ucb"

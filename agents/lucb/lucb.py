@@ -43,7 +43,7 @@ class LUCB(LUCBFamily):
       (:func:`agents.engine.confidence.lucb_beta`); for [0, 1] rewards ``2 sigma = 1``.
     * ``t`` counts LUCB rounds (two pulls each), starting at 1 after the initial pull of
       every arm, as in the paper's loop.
-    * Ties are broken uniformly at random (paper-notes).
+    * Ties are broken uniformly at random (the paper does not say).
     * Speed: ``beta(u, t) = sqrt(log(k1 n t^4 / delta)) * 2 sigma / sqrt(2u)`` grows with
       ``t`` for every arm; the bounds are lines in ``sqrt(log(k1 n t^4 / delta))``, kept
       in the kinetic tournament trees of :mod:`agents.lucb.family` (exact, O(log n)

@@ -632,7 +632,7 @@ class UGapEb(UGapE):
       rewards in [0, 1] (``b = 1``) and categorical ones; for Gaussian rewards the
       range a Hoeffding bound of that scale corresponds to.
     * Ties (in ``U``, ``L``, ``B`` and between the two widths) are broken uniformly at
-      random (paper-notes), by a random key per arm redrawn when the arm is pulled and,
+      random, by a random key per arm redrawn when the arm is pulled and,
       for the widths, a fair coin; the paper does not say. Ties of ``B_{J(t)}(t)`` in
       ``argmin_t`` go to the latest step.
     * If the budget stops at ``n`` pulls (no step), the answer is the empirical top-k.

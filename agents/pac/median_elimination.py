@@ -155,7 +155,7 @@ class MedianElimination(ScriptedAgent):
     sub-Gaussian with variance proxy 1/4, ``sigma <= 1/2``). For other rewards they are
     multiplied by ``(2 sigma)^2`` with ``sigma`` the problem's sub-Gaussian scale (the
     Gaussian arms' standard deviation; half the support's width for categorical rewards),
-    as the other agents scale their confidence widths by ``2 sigma`` (paper-notes): the
+    as the other agents scale their confidence widths by ``2 sigma``: the
     tail ``exp(-t eps^2 / (2 sigma^2))`` at ``(2 sigma)^2 t`` pulls is Hoeffding's
     ``exp(-2 t eps^2)`` at ``t``, so the guarantee is unchanged. Pulls per arm and round
     are capped at :data:`MAX_ROUND_PULLS`.
