@@ -11,7 +11,8 @@ Markdown would render literally. Before rendering, this extension rewrites
 * an ``Example:`` section into ``Examples:`` (the Google name whose ``>>>`` lines render
   as code);
 * a paragraph ending in ``::`` before an indented literal block into one ending in ``:``;
-* simple tables (``====  ====`` rules) into Markdown tables.
+* simple tables (``====  ====`` rules) into Markdown tables;
+* a list that starts right under a paragraph line gets the blank line Markdown needs.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def _identifier(obj: griffe.Object, target: str, collection: Any) -> str:
 _EXAMPLE = re.compile(r"^(\s*)Example:[ \t]*$", re.MULTILINE)
 _LITERAL = re.compile(r"(\S)::\n(?=\n)")
 _RULE = re.compile(r"^=+(?: +=+)+$")
+_LIST = re.compile(r"^(?P<ind>[ \t]*)(?P<prev>[^\s*-].*)\n(?P=ind)(?P<item>[-*] )", re.MULTILINE)
 
 
 def _tables(text: str) -> str:
@@ -99,6 +101,7 @@ def _rewrite(obj: griffe.Object, collection: Any) -> None:
         return
     value = _EXAMPLE.sub(r"\1Examples:", obj.docstring.value)
     value = _LITERAL.sub(r"\1:\n", value)
+    value = _LIST.sub(r"\g<ind>\g<prev>\n\n\g<ind>\g<item>", value)
     obj.docstring.value = _tables(value) if "==" in value else value
     if ":" not in obj.docstring.value:
         return
