@@ -5,7 +5,7 @@ a broken reference, nav entry or snippet fails the build). Then
 
 * every ``href``/``src`` of every built page that points inside the site resolves to a
   file of the built site, and every ``#anchor`` to an ``id`` of the target page;
-* every image is a decodable PNG/SVG file;
+* every page has exactly one title (``<h1>``), and every image is a PNG/SVG file;
 * the generated catalogs list every registered agent, catalog instance and shipped
   experiment;
 * the main pages load in headless Chromium (served over HTTP, as a user would see them):
@@ -63,6 +63,7 @@ class _Page(HTMLParser):
         self.images: list[str] = []
         self.ids: set[str] = set()
         self.h1: str | None = None
+        self.h1_count = 0
         self._in_h1 = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -75,6 +76,8 @@ class _Page(HTMLParser):
             self.links.append(a["href"])
         if tag in ("img", "script", "source") and a.get("src"):
             (self.images if tag == "img" else self.links).append(a["src"])
+        if tag == "h1":
+            self.h1_count += 1
         if tag == "h1" and self.h1 is None:
             self._in_h1 = True
             self.h1 = ""
@@ -162,6 +165,12 @@ def test_every_internal_link_and_anchor_resolves(site: Path) -> None:
                 broken.append(f"{where} (no id {fragment!r} in {target.relative_to(site)})")
     assert checked > 1000, f"only {checked} internal links found: is the site complete?"
     assert not broken, "broken internal links:\n" + "\n".join(broken)
+
+
+def test_every_page_has_one_title(site: Path) -> None:
+    # A Markdown line that starts with "#" by accident (e.g. "#8679") becomes a second h1.
+    counts = {str(p.relative_to(site)): _parse(p).h1_count for p in _pages(site)}
+    assert {page: n for page, n in counts.items() if n != 1} == {}
 
 
 def test_every_image_is_a_real_image(site: Path) -> None:

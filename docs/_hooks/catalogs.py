@@ -82,9 +82,7 @@ def _parameters(cls: type) -> list[inspect.Parameter]:
 
 
 def _default(p: inspect.Parameter) -> str:
-    if p.default is p.empty:
-        return "required"
-    return f"`{p.default!r}`"
+    return "<required>" if p.default is p.empty else repr(p.default)
 
 
 def _anchor(name: str) -> str:
@@ -138,27 +136,13 @@ def agent_catalog() -> str:
         out += [f"### `{name}` {{ #{_anchor(name)} }}", "", _md(first), ""]
         if paper:
             out += [f"**Paper.** {_md(paper)}", ""]
+        params = ", ".join(f"`{p.name}={_default(p)}`" for p in _parameters(cls)) or "none"
         out += [
-            "| | |",
-            "| --- | --- |",
-            f"| class | {_class_ref(cls)} |",
-            f"| settings | {_settings(cls)} |",
-            f"| k | {_k_values(cls)} |",
-            f"| rewards | {_distributions(cls)} |",
+            f"- **Class:** {_class_ref(cls)} &middot; **settings:** {_settings(cls)} "
+            f"&middot; **k:** {_k_values(cls)} &middot; **rewards:** {_distributions(cls)}",
+            f'- **Parameters** (`agents.make("{name}", **params)`): {params}',
             "",
         ]
-        params = _parameters(cls)
-        if params:
-            out += [
-                f'Parameters of `agents.make("{name}", ...)`:',
-                "",
-                "| parameter | default |",
-                "| --- | --- |",
-            ]
-            for p in params:
-                kw = " (keyword only)" if p.kind is p.KEYWORD_ONLY else ""
-                out.append(f"| `{p.name}`{kw} | {_default(p)} |")
-            out.append("")
     return "\n".join(out)
 
 
