@@ -600,8 +600,9 @@ def _exponential_profile(n: int, k: int, power: float) -> np.ndarray:
 
     ``(1 - K/n) + (K/n) ((K - i)/K)^power`` for ``i <= K`` and
     ``(1 - K/n) - (1 - K/n) ((i - K)/(n - K))^power`` for ``i > K``: jiang2017 Sec. 5.1,
-    and chen2017 Sec. 3, whose SYNTHETIC-p is the same expression (restored so that
-    ``power = 1`` gives UNIFORM and the means span [0, 1]). ``power = 1`` gives ``1 - i/n`` (chen2017 UNIFORM).
+    and chen2017 Sec. 3, whose text does not give SYNTHETIC-p's formula: the same
+    expression is used, the one for which ``power = 1`` gives ``1 - i/n`` (chen2017
+    UNIFORM) and the means span [0, 1].
     """
     i = _ranks(n)
     base = 1.0 - k / n
@@ -715,7 +716,7 @@ _add("chen2017-twogroup", 1000, 100, "chen2017 Sec. 3",
      means=_two_level)
 _add("chen2017-uniform", 1000, 100, "chen2017 Sec. 3", "UNIFORM: theta_i = 1 - i/n, i = 1..n",
      means=lambda n, k, p: 1.0 - _ranks(n) / n)
-_add("chen2017-synthetic", 1000, 100, "chen2017 Sec. 3 (SYNTHETIC-p, the shape of jiang2017 Sec. 5.1)",
+_add("chen2017-synthetic", 1000, 100, "chen2017 Sec. 3 (formula reconstructed)",
      "SYNTHETIC-p: (1-K/n) + (K/n)((K-i)/K)^p for i <= K, (1-K/n)(1 - ((i-K)/(n-K))^p) after; "
      "p = 1 is UNIFORM", params={"p": 0.5},
      means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "p")))

@@ -1,9 +1,10 @@
 """Driver for ``benchmarks/best_arm_side_by_side.py``: episodes of the ``best-arm`` package.
 
 Run with the Python of a separate virtual environment holding ``best-arm`` 0.1.1 (it
-pins old numpy/scipy, so it never goes into the project's environment)::
+pins old numpy/scipy, so it never goes into the project's environment; see
+``best_arm_side_by_side.py --best-arm-python``)::
 
-    /work/venv-bestarm/bin/python benchmarks/_best_arm_driver.py '{"algo": "eb_tc",
+    VENV/bin/python benchmarks/_best_arm_driver.py '{"algo": "eb_tc",
         "means": [0.5, 0.45, 0.43, 0.4], "delta": 0.1, "seeds": [1, 2], "cap": 60}'
 
 Prints one JSON object: ``{"algo", "version", "episodes": [{"seed", "pulls", "cpu",

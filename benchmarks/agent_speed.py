@@ -1,11 +1,11 @@
-"""Issue 10's speed targets: scripted agents on the compiled fast path.
+"""Speed of the scripted agents on the compiled fast path, against their targets.
 
 Prints, in CPU time on one core (``time.process_time``), after one warm-up episode:
 
 1. pulls per second of every registered agent through ``agents.run_episode`` on a
    ``gym.make("TopK-Batch-v0")`` env, two-level instance (0.6 / 0.5), n = 1000,
    budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
-   fixed-confidence agents play in fixed budget (anytime), as in the issue's table;
+   fixed-confidence agents play in fixed budget (anytime);
 2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull; not for the
    agents slower by the nature of their step, ``SLOW_STEP``), with
    independent rewards and with paired ones (the runner's): amortised over a budget-20n
@@ -37,10 +37,10 @@ import agents
 import bandit_envs  # noqa: F401  (registers the envs)
 
 ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
-#: Slower than the targets by the nature of their step: section 1 only (a budget-200n
-#: episode of kg, eb_tc or t3c alone takes minutes). The Bayesian yardsticks (EXPERIMENTS.md,
-#: "The Bayesian yardsticks") and the GLR-stopped Top-Two agents in top-k form, whose pull
-#: is a pass over the k (n - k) pairs ("The later agents").
+#: Slower than the targets by the nature of their step, so section 1 only (a budget-200n
+#: episode of kg, eb_tc or t3c alone takes minutes): the Bayesian yardsticks, and the
+#: GLR-stopped Top-Two agents in top-k form, whose pull is a pass over the k (n - k) pairs
+#: (docs/performance.md).
 SLOW_STEP = ("kg", "bayes_ttts", "eb_tc", "t3c")
 
 

@@ -1,9 +1,9 @@
-"""Issue 11's speed rule: our agents against the ``best-arm`` package (0.1.1), side by side.
+"""Our agents against the ``best-arm`` package (0.1.1), side by side: CPU time per pull.
 
 Each algorithm present in both libraries plays the same instances with the same
 ``delta = 0.1`` and, where both offer it, the same stopping threshold; the table gives
 pulls and CPU time per episode (``time.process_time``) for both, and the speed ratio
-``(their CPU per pull) / (our CPU per pull)`` against the rule's 20x.
+``(their CPU per pull) / (our CPU per pull)`` against the target of 20x.
 
 Instances (Bernoulli, ``k = 1``, fixed confidence):
 
