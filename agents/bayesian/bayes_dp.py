@@ -108,7 +108,8 @@ class BayesOptimalDP(ScriptedAgent):
     or scripted, can reach on such a family (:func:`bayes_value`).
 
     Args:
-        a, b: the Beta prior of the means (default 1, 1: ``uniform-random``).
+        a: the Beta prior's first parameter (default 1: with ``b = 1``, ``uniform-random``).
+        b: the Beta prior's second parameter (default 1).
         seed: seeds tie-breaking.
 
     Setting: fixed budget, Bernoulli arms, ``C(T + 2n, 2n) / n!`` states at most

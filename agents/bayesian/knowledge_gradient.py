@@ -308,7 +308,8 @@ class KnowledgeGradient(ScriptedAgent):
     evaluation.
 
     Args:
-        a, b: the Beta prior of the means (default 1, 1: ``uniform-random``).
+        a: the Beta prior's first parameter (default 1: with ``b = 1``, ``uniform-random``).
+        b: the Beta prior's second parameter (default 1).
         seed: seeds tie-breaking.
 
     Setting: fixed budget with a pull budget; Bernoulli arms only.

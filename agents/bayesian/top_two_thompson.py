@@ -155,7 +155,8 @@ class TopTwoThompson(ScriptedAgent):
     Bayesian yardsticks"), against 160-180 us with full draws of every arm in NumPy.
 
     Args:
-        a, b: the Beta prior of the means (default 1, 1: ``uniform-random``).
+        a: the Beta prior's first parameter (default 1: with ``b = 1``, ``uniform-random``).
+        b: the Beta prior's second parameter (default 1).
         beta: probability of pulling the leader side, in (0, 1). Default 1/2 (Russo).
         max_resamples: posterior samples to find a challenger. Default 100.
         seed: seeds the posterior samples.

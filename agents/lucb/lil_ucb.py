@@ -125,8 +125,10 @@ class LilUCB(ScriptedAgent):
     Args:
         delta: target error probability ``nu``, in (0, 1). Default 0.01 (jiang2017 Sec. 5).
         variant: ``"faithful"`` (default) or ``"heuristic"``, see above.
-        eps, beta, lam: override the variant's ``eps`` (``[0, 1)``; ``(0, 1)`` when
-            faithful), ``beta > 0`` and ``lambda > 0``; ``None``: the variant's value.
+        eps: overrides the variant's ``eps`` (``[0, 1)``; ``(0, 1)`` when faithful);
+            ``None``: the variant's value.
+        beta: overrides the variant's ``beta > 0``; ``None``: the variant's value.
+        lam: overrides the variant's ``lambda > 0``; ``None``: the variant's value.
         seed: seed of the tie-breaking generator.
 
     Settings: k = 1 only (``reset`` raises ``ValueError`` for k > 1); fixed confidence,
