@@ -40,6 +40,7 @@ import numpy as np
 
 from agents import engine
 from agents.engine.dispatch import compiled_call
+from agents.engine.stepping import Stepper
 from bandit_envs.problem import Problem
 
 __all__ = [
@@ -132,10 +133,15 @@ def check_probability(name: str, value: Any) -> float:
 
 
 def _as_index_array(values: Any) -> np.ndarray:
-    """``values`` as a 1-D int64 array (no copy when it already is one)."""
-    if isinstance(values, np.ndarray) and values.dtype == np.int64 and values.ndim == 1:
+    """``values`` as a contiguous 1-D int64 array (no copy when it already is one)."""
+    if (
+        isinstance(values, np.ndarray)
+        and values.dtype == np.int64
+        and values.ndim == 1
+        and values.flags.c_contiguous
+    ):
         return values
-    return np.asarray(values, dtype=np.int64).reshape(-1)
+    return np.ascontiguousarray(np.asarray(values, dtype=np.int64).reshape(-1))
 
 
 @runtime_checkable
@@ -254,6 +260,9 @@ class ScriptedAgent(Agent):
         if "kernel" in cls.__dict__ and cls.kernel is not None and "episode_kernel" not in cls.__dict__:
             cls.episode_kernel = staticmethod(engine.fast_path(cls.kernel))
 
+    #: ``iv`` registers :meth:`_sampling_spent` reads.
+    _SPENT = np.array([engine.BUDGET, engine.PULLS, engine.MAX_BATCHES, engine.BATCHES])
+
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
         self._gen: Any = None
@@ -321,10 +330,12 @@ class ScriptedAgent(Agent):
         self._iv = ctx.iv
         self._answer: np.ndarray | None = None
         self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
+        self._step: int | tuple[np.ndarray, np.ndarray] | None = None
         self._n_arms = problem.n_arms
-        # Created on first use: the fast path plays the kernel without it (and a
+        # Created on first use: the fast path plays the kernel without them (and a
         # compiled generator's Python entry point costs a compile per process).
         self._gen = None
+        self._stepper: Stepper | None = None
 
     # --------------------------------------------------------- sparse protocol
     def next_step(self) -> int | tuple[np.ndarray, np.ndarray]:
@@ -336,16 +347,18 @@ class ScriptedAgent(Agent):
         for once the pull budget or ``max_batches`` is spent. (The compiled fast path,
         :func:`agents.engine.drive`, makes the same decisions.)
         """
-        ctx, iv = self.ctx, self._iv
-        if engine.sampling_spent(ctx):
+        iv = self._iv
+        if self._sampling_spent():
             return _EMPTY, _EMPTY
         while True:
             if iv[engine.REQ_OPEN]:
-                m = engine.schedule(ctx)
+                stepper = self._steps()
+                m = stepper.schedule()
                 if m > 0:
-                    self._last = (ctx.sched[engine.BATCH_ARMS, :m].copy(), ctx.sched[engine.BATCH_REPS, :m].copy())
+                    sched = self.ctx.sched
+                    self._last = (sched[engine.BATCH_ARMS, :m].copy(), sched[engine.BATCH_REPS, :m].copy())
                     return self._last
-                engine.close_request(ctx)
+                stepper.close_request()
             if iv[engine.FINISHED]:
                 self._last = (_EMPTY, _EMPTY)
                 return self._last
@@ -356,7 +369,18 @@ class ScriptedAgent(Agent):
                 iv[engine.FINISHED] = 1
                 self._last = (_EMPTY, _EMPTY)
                 return self._last
-            engine.accept_request(ctx, code)
+            self._steps().accept_request(code)
+
+    def _steps(self) -> Stepper:
+        """The scheduler's calls for this episode (:class:`agents.engine.stepping.Stepper`)."""
+        if self._stepper is None:
+            self._stepper = Stepper(self.ctx)
+        return self._stepper
+
+    def _sampling_spent(self) -> bool:
+        """Whether the pull budget or ``max_batches`` is spent (:func:`agents.engine.sampling_spent`)."""
+        budget, pulls, most, batches = self._iv[self._SPENT].tolist()
+        return (budget >= 0 and pulls >= budget) or (most >= 0 and batches >= most)
 
     def next_pulls(self) -> tuple[np.ndarray, np.ndarray]:
         """The next batch as ``(arms, reps)``; empty arrays mean "stop sampling"."""
@@ -382,7 +406,7 @@ class ScriptedAgent(Agent):
             return
         self.counts[arms] = counts[arms]
         self.means[arms] = means[arms]
-        engine.record_batch(self.ctx, _as_index_array(arms), _as_index_array(reps))
+        self._steps().record_batch(_as_index_array(arms), _as_index_array(reps))
 
     def recommend(self) -> np.ndarray:
         """The answer: the algorithm's own if it finished, else :meth:`current_answer`."""
@@ -400,35 +424,60 @@ class ScriptedAgent(Agent):
         return answer
 
     # ---------------------------------------------------------- dense protocol
-    def act(self, observation: Mapping[str, Any]) -> np.ndarray:
-        """Dense ``TopK-Batch-v0`` action (answer vector in the answer phase)."""
-        n = self.problem.n_arms
-        action = np.zeros(n, dtype=np.int64)
-        if int(observation.get("phase", 0)) == 1:
+    def act(self, observation: Mapping[str, Any]) -> int | np.ndarray:
+        """The next action, in the env's format (``problem.action_format``).
+
+        ``TopK-v0`` (``"arm"``): the arm to pull, ``n_arms`` to stop. ``TopK-Batch-v0``:
+        the pull-count vector (all zeros: stop), the answer vector in the answer phase.
+        """
+        problem = self.problem
+        if problem.action_format == "arm":
+            step = self._step = self.next_step()
+            if type(step) is int:
+                return step
+            arms = step[0]  # (b = r = 1: a batch is one pull, none to stop)
+            return int(arms[0]) if arms.shape[0] else problem.n_arms
+        action = np.zeros(problem.n_arms, dtype=np.int64)
+        if observation.get("phase", 0) == 1:
+            self._step = None
             action[self.recommend()] = 1
             return action
-        arms, reps = self.next_pulls()
-        action[arms] = reps
+        step = self._step = self.next_step()
+        if type(step) is int:
+            action[step] = 1
+        else:
+            action[step[0]] = step[1]
         return action
 
     def observe(
         self,
-        action: np.ndarray,
+        action: int | np.ndarray,
         observation: Mapping[str, Any],
         reward: float,
         terminated: bool,
         truncated: bool,
         info: Mapping[str, Any],
     ) -> None:
-        """Update from a dense step (the env's counts and means at the pulled arms)."""
-        arms, reps = self._last
-        if "pulls_made" in info:
-            made = np.asarray(info["pulls_made"])
+        """Record the pulls of the last :meth:`act` (the env's counts and means at those arms).
+
+        With ``invalid_action="project"`` the env reports the pulls it made
+        (``info["pulls_made"]``); those are recorded if they differ from the request.
+        """
+        step, self._step = self._step, None
+        if step is None:
+            return
+        counts, means = observation["counts"], observation["means"]
+        if type(step) is int:  # one pull fits every batch model: never projected
+            self.update_one(step, counts, means)
+            return
+        arms, reps = step
+        made = info.get("pulls_made")
+        if made is not None:
+            made = np.asarray(made)
             if not np.array_equal(made[arms], reps) or int(made.sum()) != int(reps.sum()):
                 arms = np.flatnonzero(made)
                 reps = made[arms]
-        self.update(arms, reps, observation["counts"], observation["means"])
-        self._last = (_EMPTY, _EMPTY)
+        self.update(arms, reps, counts, means)
 
     # -------------------------------------------------------------- internals
     def _advance(self) -> int:

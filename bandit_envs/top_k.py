@@ -27,8 +27,9 @@ class TopKEnv(TopKBaseEnv):
     standard model of the papers; ``TopK-Batch-v0`` is its (b, r)-batch generalisation.
 
     ## Action Space
-    ``Discrete(n_arms)``: the arm to pull. In fixed confidence ``Discrete(n_arms + 1)``:
-    action ``n_arms`` means "stop sampling".
+    ``Discrete(n_arms + 1)``: the arm to pull, or ``n_arms`` to stop sampling (in fixed
+    budget the rest of the budget is then left unspent, as an all-zeros action of
+    ``TopK-Batch-v0``).
 
     ## Observation Space
     ``Dict`` with
@@ -50,8 +51,8 @@ class TopKEnv(TopKBaseEnv):
     Ties in the true means: every set attaining the best total counts as correct.
 
     ## Episode End
-    *Termination*: the budget is spent (fixed budget) or the agent stops (fixed
-    confidence). *Truncation*: ``max_batches`` pulls in fixed confidence (no terminal
+    *Termination*: the budget is spent (fixed budget), or the agent stops (either
+    setting). *Truncation*: ``max_batches`` pulls in fixed confidence (no terminal
     reward; ``info`` still scores the empirical answer), or an outer step cap.
 
     ## Information
@@ -80,7 +81,8 @@ class TopKEnv(TopKBaseEnv):
     | ``render_mode`` | str | ``None`` | ``"ansi"`` |
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; the stop action ``n_arms`` is available in fixed budget too
+      (it was fixed confidence only before version 0.2.0 of the package).
 
     Example:
         >>> import gymnasium as gym, bandit_envs
@@ -88,6 +90,8 @@ class TopKEnv(TopKBaseEnv):
         >>> obs, info = env.reset(seed=0)
         >>> sorted(obs)
         ['counts', 'means', 'remaining']
+        >>> env.action_space
+        Discrete(6)
         >>> for t in range(20):
         ...     obs, reward, terminated, truncated, info = env.step(t % 5)
         >>> terminated, int(obs["counts"].sum()), sorted(info)[:3]
@@ -133,13 +137,13 @@ class TopKEnv(TopKBaseEnv):
         problem = dataclasses.replace(problem, action_format="arm")
         super().__init__(problem, inst, shuffle=shuffle, paired=paired, render_mode=render_mode)
         n = problem.n_arms
-        self._stop_action = n if problem.setting == "fixed_confidence" else None
-        self.action_space = spaces.Discrete(n + (self._stop_action is not None))
+        self._stop_action = n
+        self.action_space = spaces.Discrete(n + 1)
 
     def step(
         self, action: Any
     ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
-        """Pull arm ``action`` once (or stop, in fixed confidence)."""
+        """Pull arm ``action`` once, or stop sampling (action ``n_arms``)."""
         self._check_can_step()
         if isinstance(action, np.ndarray):
             if action.shape not in ((), (1,)):

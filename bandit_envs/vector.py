@@ -773,8 +773,8 @@ class TopKVectorEnv(_TopKVectorEnvBase):
     the single env's (see its docstring), plus the vector arguments below.
 
     ## Action Space
-    ``MultiDiscrete([n_arms] * N)`` (``n_arms + 1`` in fixed confidence: the stop
-    action), the batch of the single ``Discrete`` space: an integer array of shape
+    ``MultiDiscrete([n_arms + 1] * N)`` (``n_arms``: the stop action), the batch of the
+    single ``Discrete`` space: an integer array of shape
     ``(N,)`` (``(N, 1)`` is accepted). Bad entries raise ``ValueError("env i: ...")``
     with the single env's message, before any env moves.
 
@@ -857,8 +857,8 @@ class TopKVectorEnv(_TopKVectorEnvBase):
             **env_kwargs,
         )
         n = self.problem.n_arms
-        self._stop_action = n if self.problem.setting == "fixed_confidence" else None
-        self._n_actions = n + (self._stop_action is not None)
+        self._stop_action = n
+        self._n_actions = n + 1
 
     def _validate(
         self, actions: Any, act: np.ndarray | None

@@ -33,6 +33,7 @@ ENGINE_ORDER = [
     "agents.engine.selection",
     "agents.engine.scheduler",
     "agents.engine.serving",
+    "agents.engine.stepping",
     "agents.engine",
     "agents.engine.confidence",
     "agents.engine.order_stats",

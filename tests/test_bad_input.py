@@ -85,7 +85,7 @@ def test_wrong_answer_size_raises() -> None:
         env.step(np.array([1, 0, 0, 0]))
 
 
-@pytest.mark.parametrize("action,match", [(7, r"action=7 is not an arm"), (-1, "action=-1 is not an arm"),
+@pytest.mark.parametrize("action,match", [(8, r"action=8 is not an arm"), (-1, "action=-1 is not an arm"),
                                           (1.5, "must be an integer"), (True, "must be an integer"),
                                           (np.array([1, 2]), "single arm index")])
 def test_bad_discrete_actions(action, match) -> None:
@@ -95,11 +95,17 @@ def test_bad_discrete_actions(action, match) -> None:
         env.step(action)
 
 
-def test_discrete_stop_only_in_fixed_confidence() -> None:
-    env = gym.make("TopK-v0", n_arms=3, k=1).unwrapped
+@pytest.mark.parametrize("setting", ["fixed_budget", "fixed_confidence"])
+def test_discrete_stop_in_both_settings(setting: str) -> None:
+    """Action ``n_arms`` stops sampling in either setting; ``n_arms + 1`` is no action."""
+    env = gym.make("TopK-v0", n_arms=3, k=1, setting=setting, max_batches=10).unwrapped
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="action=3 is not an arm"):
-        env.step(3)
+    assert env.action_space.n == 4
+    with pytest.raises(ValueError, match="action=4 is not an arm"):
+        env.step(4)
+    env.step(0)
+    _, _, terminated, truncated, info = env.step(3)
+    assert terminated and not truncated and info["pulls"] == 1
 
 
 def test_sparse_path_validates() -> None:

@@ -96,8 +96,9 @@ def test_imitation_fits_the_teacher_and_is_recorded(tmp_path) -> None:
     assert [h["iteration"] for h in history] == [0, 1, 2]
     # each iteration adds at least `episodes` episodes of `budget` states
     assert all(h["states"] >= (h["iteration"] + 1) * 16 * 12 for h in history)
-    # the untrained policy is near uniform: cross-entropy near log 4 on any labels
-    assert history[0]["loss_before_fit"] == pytest.approx(math.log(4), abs=0.05)
+    # the untrained policy is near uniform over the 4 arms and the stop action:
+    # cross-entropy near log 5 on any labels
+    assert history[0]["loss_before_fit"] == pytest.approx(math.log(5), abs=0.05)
     assert all(h["loss"] < h["loss_before_fit"] for h in history)
     assert 0.0 <= history[-1]["agreement_before_fit"] <= 1.0
     assert result.timesteps == 0

@@ -8,16 +8,14 @@ so the benchmark runner gives it the same seeds and the same episodes:
   policy was trained with) and reduced to the keys of the policy's observation space
   (a ``phase`` the play env does not have is 0: it never reaches an answer step);
 * the raw action becomes a pull vector: a scalar action (a ``TopK-v0`` policy) is a
-  one-pull vector, ``n_arms`` (the fixed-confidence stop action) the all-zero stop
-  vector;
+  one-pull vector, ``n_arms`` (the stop action) the all-zero stop vector;
 * the pull vector is mapped into the *play* env's action set with the env's own rule,
   :func:`bandit_envs.top_k_batch.project_pulls` (what ``invalid_action="project"``
   does): on ``TopK-Batch-v0`` with the play env's ``repeat_limit`` and the cap
   ``min(batch_size, pulls left)`` (the pulls left come from the problem's budget and
   the observed counts); on ``TopK-v0`` (``problem.action_format == "arm"``) with
-  ``b = r = 1``, and the one pulled arm is the action (stop: ``n_arms`` in fixed
-  confidence; ``TopK-v0`` cannot stop in fixed budget, so the least-pulled arm is
-  pulled, ties to the lower index);
+  ``b = r = 1``, and the one pulled arm is the action (none: the stop action
+  ``n_arms``);
 * at the answer step a policy that was not trained to answer (``answer="empirical"``,
   the default for scalar policies) answers with the ``k`` highest empirical means, and
   a policy's own answer vector is mapped to ``k`` arms by
@@ -199,12 +197,7 @@ class PolicyAgent(Agent):
         if getattr(p, "action_format", "pulls") == "arm":  # TopK-v0: the batch model with b = r = 1
             one = project_pulls(vector, 1, 1)
             arms = np.flatnonzero(one)
-            if arms.size:
-                arm = int(arms[0])
-            elif p.setting == "fixed_confidence":
-                arm = p.n_arms  # the stop action
-            else:  # TopK-v0 cannot stop early in fixed budget: pull the least-pulled arm
-                arm = int(np.argmin(np.asarray(observation["counts"])))
+            arm = int(arms[0]) if arms.size else p.n_arms  # (none: the stop action)
             wanted = np.zeros(p.n_arms, dtype=np.int64)
             if arm < p.n_arms:
                 wanted[arm] = 1
