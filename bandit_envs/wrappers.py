@@ -72,7 +72,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import VectorEnv, VectorWrapper
+from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 __all__ = [
     "FEATURES",
@@ -80,6 +80,7 @@ __all__ = [
     "FlattenTopKObservation",
     "FlattenTopKVectorObservation",
     "transform_from_config",
+    "vector_action_masks",
 ]
 
 #: The per-arm features :class:`FlatObservation` knows, with their bounds.
@@ -463,6 +464,10 @@ class FlattenTopKVectorObservation(VectorWrapper):
             infos["final_obs"] = self._final(infos["final_obs"])
         return self.transform(obs), rewards, terminations, truncations, infos
 
+    def action_masks(self) -> np.ndarray:
+        """The wrapped vector env's action masks (:func:`vector_action_masks`)."""
+        return vector_action_masks(self.env)
+
     def _final(self, final: Any) -> Any:
         if isinstance(final, Mapping):  # a batched dict
             return self.transform(final)
@@ -471,3 +476,22 @@ class FlattenTopKVectorObservation(VectorWrapper):
             if o is not None:
                 out[i] = self.transform(o)
         return out
+
+
+def vector_action_masks(envs: VectorEnv) -> np.ndarray:
+    """``action_masks()`` of every env of a vector env, one row each.
+
+    The native vector envs (through any wrappers) compute them at once; a
+    ``SyncVectorEnv``/``AsyncVectorEnv`` asks each env (``envs.call("action_masks")``)
+    and stacks the answers. An env whose episode ended has no valid action; under
+    ``NEXT_STEP`` autoreset its next step only restarts it, ignoring its action, so its
+    row allows every action (as the native vector envs' rows do).
+    """
+    base = envs.unwrapped
+    masks = getattr(base, "action_masks", None)
+    if callable(masks):
+        return np.asarray(masks())
+    rows = np.stack(envs.call("action_masks"))
+    if envs.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP) == AutoresetMode.NEXT_STEP:
+        rows[~rows.any(axis=1)] = True
+    return rows

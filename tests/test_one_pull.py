@@ -349,7 +349,7 @@ class _EachOnce(ScriptedAgent):
     [
         {"batch_size": 1, "budget": 30},
         {"batch_size": 1, "budget": 8},
-        {"batch_size": 1, "max_batches": 3, "budget": 30},
+        {"batch_size": 2, "max_batches": 3, "budget": 6},  # max_batches can end it first
         {"batch_size": 2, "budget": 30},
     ],
 )
