@@ -102,7 +102,6 @@ def test_masks_are_exactly_the_valid_sub_steps(kwargs: dict) -> None:
 def test_episode_equals_the_batch_env_playing_the_same_batches(kwargs: dict) -> None:
     pbp = gym.make("TopK-PullByPull-v0", **kwargs)
     batch = gym.make("TopK-Batch-v0", **kwargs)
-    n = pbp.unwrapped.problem.n_arms
     sizes = []
     for seed in range(6):
         rng = np.random.default_rng(100 + seed)
@@ -287,3 +286,60 @@ def test_maskable_ppo_plays_the_batch_model_with_no_invalid_action(one_thread) -
                 sent.append(info["pulls_made"])
         assert terminated and info["recommendation"].shape == (2,)
     assert any(int(s.sum()) > 1 for s in sent)
+
+
+def test_maskable_ppo_example_runs(one_thread, capsys) -> None:
+    pytest.importorskip("sb3_contrib")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("maskable_ppo_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    results = example.main(
+        ["--timesteps", "256", "--episodes", "3", "--num-envs", "2", "--compare", "uniform"]
+    )
+    assert set(results) == {"maskable_ppo", "uniform"}
+    assert all(np.isfinite(v) and v >= 0 for v in results.values())
+    assert "maskable_ppo" in capsys.readouterr().out
+
+
+def test_flat_observation_shows_the_batch_being_composed(one_thread) -> None:
+    from bandit_envs.wrappers import FlatObservation, FlattenTopKObservation, transform_from_config
+
+    kwargs = {"n_arms": 4, "k": 2, "batch_size": 3, "repeat_limit": 2, "budget": 12}
+    env = FlattenTopKObservation(gym.make("TopK-PullByPull-v0", answer="agent", **kwargs))
+    transform = env.transform
+    assert transform.features[-1] == "batch" and transform.batch_scale == 2.0
+    assert transform_from_config(transform.config()) == transform
+    env.reset(seed=0)
+    env.step(1)
+    obs, *_ = env.step(1)
+    n = 4
+    block = obs[len(transform.features[:-1]) * n : len(transform.features) * n]
+    assert block.tolist() == [0.0, 1.0, 0.0, 0.0]  # arm 1: r = 2 pulls in the batch
+    assert env.observation_space.contains(obs)
+    plain = FlatObservation.from_env(gym.make("TopK-PullByPull-v0", **kwargs), features=["mean"])
+    assert plain.batch_scale is None and plain.features == ("mean",)
+    with pytest.raises(ValueError, match="the observation has none"):
+        FlatObservation(4, 12, features=["batch"], batch_scale=2)(
+            {"counts": np.zeros(4), "means": np.zeros(4), "remaining": np.ones(1)}
+        )
+    for bad in (
+        {"features": ["batch"]},
+        {"batch_scale": 2.0},
+        {"features": ["batch"], "batch_scale": 0.5},
+    ):
+        with pytest.raises(ValueError, match="batch_scale"):
+            FlatObservation(4, 12, **bad)
+
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    venv = DummyVecEnv(
+        [lambda: FlattenTopKObservation(gym.make("TopK-PullByPull-v0", **kwargs))] * 2
+    )
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=64, seed=0, device="cpu")
+    model.learn(256)  # the masks reach MaskablePPO through the observation wrapper
