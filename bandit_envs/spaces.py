@@ -169,6 +169,9 @@ class BatchedBatchPulls(Box):
     * ``answer_rows``: bool array ``(num_envs,)``, the envs at their answer step, whose
       rows are answers (``answer_k`` entries equal to 1).
 
+    Without them (the batched space of a ``SyncVectorEnv``, which knows no env's
+    state), rows respect ``b`` and ``r`` but not the budget left nor the answer step.
+
     Args:
         single: the single env's space.
         num_envs: number of rows.
