@@ -91,10 +91,12 @@ def fast_path_applies(env: gym.Env, agent: Any) -> bool:
 
     True for a compiled scripted agent (every registered algorithm) on ``TopK-v0`` or
     ``TopK-Batch-v0``, through ``gym.make`` and any wrappers (whose ``step`` the fast
-    path skips, as it skips the observation).
+    path skips, as it skips the observation); not on ``TopK-PullByPull-v0``, whose
+    actions are sub-steps.
     """
     return (
         isinstance(env.unwrapped, TopKBaseEnv)
+        and env.unwrapped.problem.action_format in ("pulls", "arm")
         and isinstance(agent, ScriptedAgent)
         and agent.kernel is not None
         and agent.episode_kernel is not None

@@ -30,6 +30,7 @@ __all__ = [
     "SETTINGS",
     "Problem",
     "build_problem",
+    "check_spendable_budget",
 ]
 
 SETTINGS = ("fixed_budget", "fixed_confidence")
@@ -65,9 +66,11 @@ class Problem:
         reward_low: lowest possible reward (``-inf`` for Gaussian).
         reward_high: highest possible reward (``inf`` for Gaussian).
         action_format: what a sampling action is: ``"pulls"``, a pull-count vector
-            (``TopK-Batch-v0``; all zeros = stop), or ``"arm"``, one arm index
-            (``TopK-v0``; ``n_arms`` = stop in fixed confidence). Agents that build
-            dense actions (``agents.PolicyAgent``) read it to act in the env's own format.
+            (``TopK-Batch-v0``; all zeros = stop), ``"arm"``, one arm index
+            (``TopK-v0``; ``n_arms`` = stop in fixed confidence), or ``"pull"``, one
+            pull added to the batch being composed (``TopK-PullByPull-v0``; ``n_arms``
+            = end the batch). Agents that build dense actions (``agents.PolicyAgent``)
+            read it to act in the env's own format.
     """
 
     n_arms: int
@@ -167,6 +170,28 @@ def episode_arms(
     return Arms(means=arms.means, distribution=problem.distribution, sigma=sigma)
 
 
+def check_spendable_budget(
+    budget: int, max_batches: int, batch_size: int | None, repeat_limit: int | None, n: int
+) -> None:
+    """Raise ``ValueError`` if ``budget`` pulls cannot fit in ``max_batches`` batches.
+
+    A batch holds at most ``min(b, n r)`` pulls (no limit if both are ``None``); a
+    fixed budget above ``max_batches`` times that could never be spent, and agents that
+    plan with the budget would plan for pulls that never come.
+    """
+    caps = [c for c in (batch_size, None if repeat_limit is None else n * repeat_limit) if c]
+    if not caps:
+        return  # no per-batch limit: one batch can hold the whole budget
+    per_batch = min(caps)
+    if budget > max_batches * per_batch:
+        raise ValueError(
+            f"budget={budget} cannot be spent within max_batches={max_batches} batches of at "
+            f"most {per_batch} pulls (batch_size={batch_size}, repeat_limit={repeat_limit}, "
+            f"n_arms={n}): at most {max_batches * per_batch} pulls fit; lower the budget "
+            f"or raise max_batches (without a budget, budget = max_batches * batch_size)"
+        )
+
+
 def build_problem(
     *,
     n_arms: int | None,
@@ -241,6 +266,8 @@ def build_problem(
     budget = _int_arg("budget", budget, 1)
     max_batches = _int_arg("max_batches", max_batches, 1)
     if setting == "fixed_budget":
+        if budget is not None and max_batches is not None:
+            check_spendable_budget(budget, max_batches, batch_size, repeat_limit, n)
         if budget is None:
             if max_batches is None:
                 budget = DEFAULT_BUDGET_PER_ARM * n

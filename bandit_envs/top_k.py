@@ -31,6 +31,11 @@ class TopKEnv(TopKBaseEnv):
     budget the rest of the budget is then left unspent, as an all-zeros action of
     ``TopK-Batch-v0``).
 
+    ## Action Masks
+    :meth:`action_masks` returns ``bool[action_space.n]``, the valid actions now (the
+    form sb3-contrib's ``MaskablePPO`` reads for a ``Discrete`` space): every arm and,
+    in fixed confidence, the stop action while the episode runs; nothing after it ended.
+
     ## Observation Space
     ``Dict`` with
     - ``"counts"``: ``Box(0, max_pulls, (n_arms,), int64)``, pulls of each arm so far;
@@ -72,7 +77,7 @@ class TopKEnv(TopKBaseEnv):
     | ``sigma`` | float | instance's | Gaussian reward standard deviation |
     | ``setting`` | str | ``"fixed_budget"`` | or ``"fixed_confidence"`` |
     | ``budget`` | int | ``20 * n_arms`` | total pulls (fixed budget) |
-    | ``max_batches`` | int | ``None`` | pull cap: budget (fixed budget) / truncation (fixed confidence) |
+    | ``max_batches`` | int | ``None`` | pull cap: budget (fixed budget; ``budget <= max_batches``) / truncation (fixed confidence) |
     | ``objective`` | str | ``"aggregate_regret"`` | or ``"misidentification"`` |
     | ``epsilon`` | float | ``None`` | report ``regret <= epsilon`` in ``info`` |
     | ``shuffle`` | bool | ``True`` | permute arms at each reset |
@@ -158,3 +163,12 @@ class TopKEnv(TopKBaseEnv):
             raise ValueError(f"action={a} is not an arm: it must lie in [0, {self.action_space.n})")
         assert self._phase == SAMPLING
         return self._step_result(self._sample_one(a))
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now, ``bool[action_space.n]`` (what sb3-contrib's ``MaskablePPO`` reads).
+
+        While sampling every arm is valid (the budget has a pull left, or the episode
+        would have ended), and so is the stop action in fixed confidence; after the
+        episode ended (or before the first reset) nothing is.
+        """
+        return np.full(self.action_space.n, self._phase == SAMPLING, dtype=np.bool_)

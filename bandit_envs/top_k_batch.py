@@ -71,6 +71,17 @@ class TopKBatchEnv(TopKBaseEnv):
     for more pulls than the budget has left raises (is cut to what is left, in project
     mode). Non-integer or NaN entries always raise.
 
+    ## Action Masks
+    :meth:`action_masks` returns the per-dimension masks sb3-contrib's ``MaskablePPO``
+    reads for a ``MultiDiscrete``: ``bool[n_arms * (r + 1)]``, entry ``i * (r + 1) + c``
+    true iff arm ``i`` may be pulled ``c`` times now, i.e. ``c <= min(r, b, pulls
+    left)`` while sampling, ``c`` in ``{0, 1}`` at the answer step (larger entries
+    would give the same answer), nothing after the episode ended. Per-dimension masks
+    cannot hold the sum rule ``sum(a) <= min(b, pulls left)``: a vector of allowed
+    entries may still be invalid (it raises, or is projected in ``"project"`` mode).
+    ``TopK-PullByPull-v0`` (:class:`~bandit_envs.pull_by_pull.TopKPullByPullEnv`) is
+    this problem with each batch composed pull by pull, whose masks are exact.
+
     ## Observation Space
     ``Dict`` with ``"counts"`` (``int64``, pulls per arm), ``"means"`` (``float64``,
     empirical means, 0 before the first pull), ``"remaining"`` (fraction of the
@@ -109,7 +120,7 @@ class TopKBatchEnv(TopKBaseEnv):
     | ``distribution`` | str | instance's | ``"bernoulli"``, ``"gaussian"``, ``"categorical"`` |
     | ``sigma`` | float | instance's | Gaussian reward standard deviation |
     | ``setting`` | str | ``"fixed_budget"`` | or ``"fixed_confidence"`` |
-    | ``budget`` | int | ``20 n`` or ``max_batches * b`` | total pulls (fixed budget) |
+    | ``budget`` | int | ``20 n`` or ``max_batches * b`` | pulls (fixed budget), see below |
     | ``max_batches`` | int | ``None`` | batch budget B (fixed budget) / truncation (fixed confidence) |
     | ``batch_size`` | int or None | 5 | ``b``; ``None``: any number of pulls per step |
     | ``repeat_limit`` | int | ``batch_size`` | ``r``, most pulls of one arm per step |
@@ -121,6 +132,10 @@ class TopKBatchEnv(TopKBaseEnv):
     | ``invalid_action`` | str | ``"raise"`` | or ``"project"`` (for learned policies) |
     | ``paired`` | bool | ``False`` | common random numbers per (arm, pull index) |
     | ``render_mode`` | str | ``None`` | ``"ansi"`` |
+
+    A fixed budget given with ``max_batches`` must fit in them: ``budget <=
+    max_batches * min(b, n r)`` (a batch holds at most ``min(b, n r)`` pulls), else
+    ``ValueError``: more would never be spent.
 
     ## Fast path for scripted agents
     :meth:`step_sparse` and :meth:`answer_sparse` take ``(arms, reps)`` and an arm set
@@ -392,6 +407,25 @@ class TopKBatchEnv(TopKBaseEnv):
             raise ValueError(f"recommendation {rec.tolist()} must hold exactly k={self.problem.k} distinct arms")
         reward, terminated, truncated, info = self._answer(rec)
         return self._views, float(reward), bool(terminated), bool(truncated), info
+
+    def action_masks(self) -> np.ndarray:
+        """Per-dimension valid counts now, ``bool[n_arms * (r + 1)]`` (sb3-contrib's layout).
+
+        Entry ``i * (r + 1) + c`` says whether arm ``i`` may be pulled ``c`` times
+        (:func:`~bandit_envs.spaces.count_masks`): while sampling, ``c <= min(r, b,
+        pulls left)``; at the answer step ``c`` in ``{0, 1}``; after the episode ended,
+        nothing. Per-dimension masks cannot hold the sum rule: with every entry
+        allowed, a vector may still ask for more than ``b`` pulls (or than the budget
+        has left), which raises in ``invalid_action="raise"``. The masks are exactly
+        each arm's possible counts (``c`` is allowed iff some valid action pulls arm
+        ``i`` ``c`` times). ``TopK-PullByPull-v0`` composes the batch one pull at a
+        time, with masks that do hold every rule.
+        """
+        if self._phase == SAMPLING:
+            p = self.problem
+            caps = [c for c in (self._r, p.batch_size, self.pulls_left) if c is not None]
+            return self.action_space.masks(min(caps))
+        return self.action_space.masks(None, answering=self._phase == ANSWER)
 
     @property
     def phase(self) -> int:

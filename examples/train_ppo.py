@@ -16,37 +16,20 @@ env (``bandit_envs.sb3``) on the CPU. The observation is normalised by
 
 plays it with the training observation. ``--compare`` evaluates the policy and the
 named scripted agents on the same held-out seeds (disjoint from training and
-validation) through ``agents.run_episode``.
+validation) through ``agents.run_episode``. ``topk-bench train`` takes the same options.
 """
 
 from __future__ import annotations
 
 import argparse
 
-import agents
-from agents.learned import cli, evaluation, training
+from agents.learned import cli, training
 
 
 def main(argv: list[str] | None = None) -> training.TrainResult:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cli.add_train_arguments(parser)
-    parser.add_argument(
-        "--compare", default="", help="comma-separated scripted agents to compare with"
-    )
-    parser.add_argument(
-        "--test-episodes", type=int, default=200, help="held-out episodes for --compare"
-    )
-    args = parser.parse_args(argv)
-    result = cli.train_from_args(args)
-    if args.compare:
-        env_id, env_kwargs = result.metadata["env_id"], result.metadata["env_kwargs"]
-        players: dict = {args.algo: result.agent()}
-        for name in filter(None, args.compare.split(",")):
-            players[name] = lambda name=name: agents.make(name)
-        print(f"\n{args.test_episodes} held-out episodes, same seeds for every agent:")
-        print(evaluation.TABLE_HEADER)
-        evaluation.compare(players, env_id, env_kwargs, args.test_episodes, log=print)
-    return result
+    cli.add_train_arguments(parser)  # --compare and --test-episodes included
+    return cli.train_from_args(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

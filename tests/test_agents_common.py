@@ -66,6 +66,8 @@ def test_fixed_budget_never_exceeded(name, n, k_frac, b, r_frac, per_arm, max_ba
     budget = n * per_arm
     if max_batches is not None and b is not None and max_batches * b < n:
         max_batches = -(-n // b)
+    if max_batches is not None and b is not None:  # a budget the batches can spend
+        budget = min(budget, max_batches * min(b, n * r))
     env = gym.make("TopK-Batch-v0", n_arms=n, k=k, batch_size=b, repeat_limit=r, budget=budget,
                    max_batches=max_batches, answer="agent", instance="uniform-random")
     result = agents.run_episode(env, make_agent(name), seed=seed, max_steps=10**6)

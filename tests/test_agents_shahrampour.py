@@ -141,10 +141,11 @@ def test_phase_is_one_step_without_batch_limit():
 
 
 def test_truncated_by_max_batches_answers_current_set():
-    env = fb_env("shahrampour2017-setup1", 20, 2, 2000, 5, 1, max_batches=30)
+    # NSAR's plan for 130 pulls takes 30 batches of at most b = 5: max_batches ends it
+    env = fb_env("shahrampour2017-setup1", 20, 2, 130, 5, 1, max_batches=26)
     agent = agents.make("nsar", p=0.85)
     res = agents.run_episode(env, agent, seed=4)
-    assert res.batches == 30 and res.pulls <= 150
+    assert res.batches == 26 and res.pulls < 130
     assert res.recommendation.shape == (2,)
 
 

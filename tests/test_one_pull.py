@@ -56,7 +56,7 @@ def snapshot(base, obs, reward, term, trunc, info) -> tuple:
     [
         {"setting": "fixed_budget", "budget": 40, "batch_size": 1},
         {"setting": "fixed_budget", "budget": 40, "batch_size": 3, "repeat_limit": 2},
-        {"setting": "fixed_budget", "budget": 100, "batch_size": 2, "max_batches": 25},
+        {"setting": "fixed_budget", "budget": 50, "batch_size": 2, "max_batches": 25},
         {"setting": "fixed_budget", "budget": 30, "batch_size": None, "answer": "empirical"},
         {"setting": "fixed_confidence", "batch_size": 1, "max_batches": 35},
         {"setting": "fixed_confidence", "batch_size": 4, "max_batches": 35, "cost_per_batch": 0.5},
@@ -349,7 +349,7 @@ class _EachOnce(ScriptedAgent):
     [
         {"batch_size": 1, "budget": 30},
         {"batch_size": 1, "budget": 8},
-        {"batch_size": 1, "max_batches": 3, "budget": 30},
+        {"batch_size": 2, "max_batches": 3, "budget": 6},  # max_batches can end it first
         {"batch_size": 2, "budget": 30},
     ],
 )

@@ -239,7 +239,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     try:
-        from agents.learned.cli import add_train_arguments, train_from_args
+        from agents.learned.cli import add_train_arguments, check_train_args, train_from_args
     except ImportError as err:
         print(
             f"topk-bench train needs stable-baselines3: pip install 'topk-bandit-envs[rl]' ({err})",
@@ -249,10 +249,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(
         prog="topk-bench train",
         description="Train PPO (or A2C, DQN) on a TopK family, save it, and compare it with "
-        "scripted agents (the same as examples/train_ppo.py).",
+        "scripted agents (--compare; the same as examples/train_ppo.py).",
     )
     add_train_arguments(parser)
-    train_from_args(parser.parse_args(args.rest))
+    options = parser.parse_args(args.rest)
+    try:
+        check_train_args(options)
+    except ValueError as err:
+        print(f"topk-bench train: {err}", file=sys.stderr)
+        return 2
+    train_from_args(options)
     return 0
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "METRIC_RANGES",
     "OPTIONAL_COLUMNS",
     "ROW_COLUMNS",
+    "TIMING_COLUMNS",
     "run_chunk",
 ]
 
@@ -99,9 +100,18 @@ ROW_COLUMNS: tuple[str, ...] = (
     "wall_time",
     "recommendation",
     "normalized_pulls",
+    "warmup",
 )
 #: Columns added after results were first written: a part without them reads as NaN.
-OPTIONAL_COLUMNS = frozenset({"normalized_pulls"})
+OPTIONAL_COLUMNS = frozenset({"normalized_pulls", "warmup"})
+#: Columns that describe how an episode ran, not what happened in it: they depend on
+#: the scheduling (which worker, in which order), so equal runs may differ in them.
+TIMING_COLUMNS = ("wall_time", "warmup")
+
+#: The agents (name and parameters) this process has played: the first episode of each
+#: in a process also compiles its code or loads it from numba's cache, so its row is
+#: flagged ``warmup`` and the report counts its time apart from play time.
+_WARMED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -207,6 +217,7 @@ def _row(
     counts: Any,
     epsilon: Any,
     normalized: float = math.nan,
+    warmup: bool = False,
 ) -> dict[str, Any]:
     regret = float(result.aggregate_regret)
     failure = math.nan if epsilon is None else float(regret > float(epsilon))
@@ -237,6 +248,7 @@ def _row(
         "wall_time": float(result.wall_time),
         "recommendation": " ".join(map(str, np.asarray(result.recommendation).tolist())),
         "normalized_pulls": float(normalized),
+        "warmup": bool(warmup),
     }
 
 
@@ -252,7 +264,11 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
         epsilon = getattr(getattr(base, "problem", None), "epsilon", None)
         rows = []
         t_star_cache: dict[Any, float] = {}
+        played = json.dumps(
+            [chunk.agent_name, dict(chunk.agent_params)], sort_keys=True, default=str
+        )
         for i in range(len(chunk.runs)):
+            warmup = played not in _WARMED
             base.np_random = seeding.np_random(int(chunk.env_seeds[i]))[0]
             agent.seed = int(chunk.agent_seeds[i])
             try:
@@ -263,9 +279,10 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
                     f"agent={chunk.agent!r} run={chunk.runs[i]} env_seed={chunk.env_seeds[i]} "
                     f"agent_seed={chunk.agent_seeds[i]}: {type(err).__name__}: {err}"
                 ) from err
+            _WARMED.add(played)
             normalized = _normalized_pulls(base, agent, result.pulls, t_star_cache)
             counts = getattr(agent, "counts", None)
-            rows.append(_row(chunk, i, result, counts, epsilon, normalized))
+            rows.append(_row(chunk, i, result, counts, epsilon, normalized, warmup))
         return rows
     finally:
         env.close()

@@ -411,6 +411,55 @@ def _comparison_section(comp: Comparison) -> str:
     return "\n".join(parts)
 
 
+def _cpu_time_table(df: Any, manifest: Mapping[str, Any]) -> str:
+    """Play time per agent, with the first episode of an agent in a process kept apart.
+
+    That episode also compiles the agent's code (or loads it from numba's cache), which
+    can take seconds where an episode takes a millisecond; results written before the
+    ``warmup`` column existed show every episode as play time.
+    """
+    if "warmup" in df.columns:
+        warmup = df["warmup"].fillna(False).astype(bool)
+    else:
+        warmup = df["wall_time"] != df["wall_time"]  # all False
+    timed = df.assign(_warmup=warmup)
+    order = [a["label"] for a in manifest.get("agents", []) if a["label"] in set(df["agent"])]
+    order += [a for a in df["agent"].unique() if a not in order]
+    rows = []
+    for agent in order:
+        group = timed[timed["agent"] == agent]
+        play = group.loc[~group["_warmup"], "wall_time"]
+        first = group.loc[group["_warmup"], "wall_time"]
+        rows.append([agent, len(group), len(play), f"{play.sum():.2f}",
+                     f"{1000 * play.mean():.2f}" if len(play) else "-", len(first),
+                     f"{first.sum():.2f}"])  # fmt: skip
+    play_all = timed.loc[~timed["_warmup"], "wall_time"]
+    first_all = timed.loc[timed["_warmup"], "wall_time"]
+    rows.append(["total", len(df), len(play_all), f"{play_all.sum():.2f}", "",
+                 len(first_all), f"{first_all.sum():.2f}"])  # fmt: skip
+    return (
+        "<h3>CPU time</h3><p>The time of each episode in its worker process (one episode at a "
+        "time per process, so about its CPU time); scheduling and writing are not included. "
+        "The first episode an agent plays in a worker process is its warm-up: it also compiles "
+        "the agent's code or loads it from numba's cache, so it is counted apart (warm-up "
+        "seconds, one such episode per agent and process) and play time is that of the "
+        "other, warm episodes.</p>"
+        + _table(
+            [
+                "agent",
+                "episodes",
+                "warm episodes",
+                "play seconds",
+                "ms per warm episode",
+                "warm-up episodes",
+                "warm-up seconds",
+            ],
+            rows,
+            numeric=(1, 2, 3, 4, 5, 6),
+        )
+    )
+
+
 def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
     from topk_bench.seeds import env_seed
 
@@ -424,17 +473,7 @@ def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
         f"config runs = {_e(manifest.get('runs'))}"
         f"{' (reduced mode)' if manifest.get('reduced') else ''}.</p>"
     )
-    wall = df.groupby("agent", sort=False)["wall_time"].agg(["count", "sum", "mean"])
-    order = [a["label"] for a in manifest.get("agents", []) if a["label"] in wall.index]
-    order += [a for a in wall.index if a not in order]
-    rows = [[a, int(wall.loc[a, "count"]), f"{wall.loc[a, 'sum']:.2f}",
-             f"{1000 * wall.loc[a, 'mean']:.2f}"] for a in order]  # fmt: skip
-    rows.append(["total", len(df), f"{df['wall_time'].sum():.2f}", ""])
-    parts.append(
-        "<h3>CPU time</h3><p>The time of each episode in its worker process (one episode at a "
-        "time per process, so about its CPU time); scheduling and writing are not included.</p>"
-        + _table(["agent", "episodes", "seconds", "ms per episode"], rows, numeric=(1, 2, 3))
-    )
+    parts.append(_cpu_time_table(df, manifest))
     name = manifest.get("name", "")
     seeds = df[df["run"] == df["run"].min()].drop_duplicates("point").set_index("point")["seed"]
     prow = []

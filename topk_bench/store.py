@@ -98,6 +98,7 @@ def row_schema():
         "batches": pa.int64(),
         "terminated": pa.bool_(),
         "truncated": pa.bool_(),
+        "warmup": pa.bool_(),
     }
     floats = {
         "aggregate_regret",

@@ -22,7 +22,12 @@ so the benchmark runner gives it the same seeds and the same episodes:
   :func:`bandit_envs.top_k_batch.project_answer`; a policy trained for a family with a
   known Beta prior (``answer="posterior"``, ``prior=(a, b)``) answers with the ``k``
   largest posterior means, the Bayes-optimal answer for aggregate regret
-  (:mod:`agents.bayesian.beta_prior`).
+  (:mod:`agents.bayesian.beta_prior`);
+* a policy that cannot see the answer phase (its observation space has no ``phase``
+  key, or its ``obs_transform`` drops it: trained on ``answer="empirical"``) never
+  learned to answer. On an env with an answer step, ``answer="auto"`` then answers with
+  the empirical top k and warns once (``UserWarning``); ``answer="policy"`` is refused
+  (``ValueError`` at ``reset``).
 
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
@@ -32,6 +37,7 @@ Every action that had to be changed to be valid is counted: ``agent.projections`
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,10 +60,12 @@ class PolicyAgent(Agent):
         policy: a callable ``obs -> action``, or an object with
             ``predict(obs, deterministic=...)`` (stable-baselines3 models).
         deterministic: passed to ``predict``.
-        answer: ``"policy"`` (the policy's action at the answer step marks the set),
-            ``"empirical"`` (top-k empirical means), ``"posterior"`` (top-k posterior
-            means under ``prior``; Bernoulli arms), or ``"auto"``: empirical for scalar
-            (``TopK-v0``) policies, the policy's own otherwise.
+        answer: ``"policy"`` (the policy's action at the answer step marks the set;
+            refused for a policy that cannot see the answer phase), ``"empirical"``
+            (top-k empirical means), ``"posterior"`` (top-k posterior means under
+            ``prior``; Bernoulli arms), or ``"auto"``: empirical for scalar
+            (``TopK-v0``) policies and for policies that cannot see the answer phase
+            (with a warning), the policy's own otherwise.
         obs_transform: applied to each observation before the policy sees it.
         name: the name results are reported under.
         seed: seeds the tie-breaking of empirical answers.
@@ -107,6 +115,8 @@ class PolicyAgent(Agent):
         self._keys = tuple(space.spaces) if hasattr(space, "spaces") else None
         self.projections = self.decisions = 0
         self.total_projections = self.total_decisions = 0
+        self._blind_answer = False  # auto, on a policy that cannot see the phase: empirical
+        self._warned = False
 
     # --------------------------------------------------------------- protocol
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
@@ -116,8 +126,45 @@ class PolicyAgent(Agent):
             raise ValueError(f"problem.action_format={fmt!r} must be 'pulls' or 'arm'")
         if self.prior is not None:
             check_bernoulli(problem, self.name)
+        self._blind_answer = False
+        if getattr(problem, "answer", "empirical") == "agent" and not self.sees_phase:
+            self._refuse_or_warn_blind_answer()
         super().reset(problem, seed=seed)
         self.projections = self.decisions = 0
+
+    @property
+    def sees_phase(self) -> bool:
+        """Whether the policy's input tells the answer step from a sampling step.
+
+        False when the policy's observation space is a ``Dict`` without ``phase`` or
+        its ``obs_transform`` has ``phase=False`` (a policy trained on an env with
+        ``answer="empirical"``); a callable on the raw observation sees it.
+        """
+        if self._keys is not None and "phase" not in self._keys:
+            return False
+        phase = getattr(self.obs_transform, "phase", None)
+        return phase is None or bool(phase)
+
+    def _refuse_or_warn_blind_answer(self) -> None:
+        if self.answer == "policy":
+            raise ValueError(
+                f"answer='policy' but policy {self.name!r} cannot see the answer phase (its "
+                "observation has no 'phase': it was trained with answer='empirical'), so its "
+                "answer was never trained; use answer='empirical' (or 'auto')"
+            )
+        if self.answer != "auto":
+            return
+        self._blind_answer = True
+        action_space = getattr(self.policy, "action_space", None)
+        if not self._warned and getattr(action_space, "shape", None) != ():  # not TopK-v0's
+            warnings.warn(
+                f"policy {self.name!r} cannot see the answer phase (its observation has no "
+                "'phase': it was trained with answer='empirical'); answer='auto' answers "
+                "with the k highest empirical means instead of its untrained answer",
+                UserWarning,
+                stacklevel=3,
+            )
+            self._warned = True
 
     @property
     def projection_rate(self) -> float:
@@ -212,7 +259,7 @@ class PolicyAgent(Agent):
     def _answer_action(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, bool]:
         """The answer step: ``k`` marked arms, and whether the policy's answer was projected."""
         n, k = self.problem.n_arms, self.problem.k
-        if self.answer == "empirical":
+        if self.answer == "empirical" or self._blind_answer:
             return self._empirical_answer(observation), False
         if self.answer == "posterior":
             assert self.prior is not None
