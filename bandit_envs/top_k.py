@@ -168,7 +168,7 @@ class TopKEnv(TopKBaseEnv):
         """Valid actions now, ``bool[action_space.n]`` (what sb3-contrib's ``MaskablePPO`` reads).
 
         While sampling every arm is valid (the budget has a pull left, or the episode
-        would have ended), and so is the stop action in fixed confidence; after the
+        would have ended), and so is the stop action; after the
         episode ended (or before the first reset) nothing is.
         """
         return np.full(self.action_space.n, self._phase == SAMPLING, dtype=np.bool_)
