@@ -12,6 +12,13 @@ Examples::
     topk-bench compare results/quick --baseline uniform --metric aggregate_regret
     topk-bench report results/quick           # results/quick/report.html
 
+An agent of a config is a name ``topk-bench list`` shows (built-in, registered with
+``agents.register``, or declared by an installed distribution in the entry-point group
+``topk_bandit_envs.agents``), an import path ``package.module:Class`` (any agent class
+on the Python path: ``PYTHONPATH=. topk-bench run mine.toml`` for a module next to the
+config), or a saved model ``ppo:PATH``. ``check`` imports every agent and says where
+its class comes from; the run's manifest and report record it.
+
 Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
 130 interrupted (finished episodes are saved; rerun the same command to resume).
 """
@@ -39,17 +46,29 @@ def _default_out(name: str, reduced: bool) -> Path:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     import agents
+    from agents import registry
     from bandit_envs import instances
     from topk_bench.config import read_config, shipped
 
     show_all = not (args.agents or args.instances or args.experiments)
     if show_all or args.agents:
-        print("Agents (available now):")
-        for name in agents.available():
-            cls = agents.agent_class(name)
-            settings = ", ".join(sorted(getattr(cls, "settings", ())))
-            print(f"  {name:<16} {cls.__module__}.{cls.__name__}  [{settings}]")
+        print("Agents (available now; where each comes from in parentheses):")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # shadowed entry points
+            names = agents.available()
+        for name in names:
+            origin = registry.agent_origin(name)
+            if origin == "entry point":
+                origin = f"entry point of {registry.agent_source(name)['entry_point_of']}"
+            try:
+                cls = agents.agent_class(name)
+            except (ImportError, TypeError) as err:
+                print(f"  {name:<16} ({origin}) cannot be used: {err}")
+                continue
+            settings = ", ".join(sorted(getattr(cls, "settings", ("any setting",))))
+            print(f"  {name:<16} {cls.__module__}.{cls.__qualname__}  [{settings}]  ({origin})")
         print("  ppo:PATH / a2c:PATH / dqn:PATH  a saved stable-baselines3 model")
+        print("  module:Class     an agent class imported from sys.path (e.g. myalgo:MyAgent)")
         print()
     if show_all or args.instances:
         print("Instances:")
@@ -81,6 +100,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         f"{len(pairs)} (point, agent) pairs, "
         f"{exp.runs} runs -> {len(pairs) * exp.runs} episodes"
     )
+    from topk_bench.report import describe_source
+
+    for a in exp.agents:
+        print(f"  agent {a.label}: {describe_source(a.source) if a.source else a.name}")
     for p in exp.points:
         kw = ", ".join(f"{k}={v}" for k, v in p.env_kwargs.items())
         print(

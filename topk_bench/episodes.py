@@ -133,6 +133,9 @@ class Chunk:
     agent_seeds: tuple[int, ...]
     max_steps: int | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: ``module:Class`` of a third-party agent (workers build it from this rather than
+    #: from ``agent_name``, which a spawned or Ray worker's registry may not know).
+    agent_target: str | None = None
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -147,8 +150,8 @@ _SB3_PREFIXES = ("ppo", "a2c", "dqn")
 _POLICY_CACHE: dict[str, Any] = {}
 
 
-def make_agent(name: str, params: Mapping[str, Any]) -> Any:
-    """``agents.make(name, **params)``, with two extras for saved policies (``ppo:PATH``).
+def make_agent(name: str, params: Mapping[str, Any], target: str | None = None) -> Any:
+    """``agents.make(target or name, **params)``, with two extras for saved policies (``ppo:PATH``).
 
     A policy with its metadata sidecar (``PATH`` with ``.json``, written by
     ``agents.learned``) is loaded with ``agents.learned.saving.load_policy``, so that it sees
@@ -158,7 +161,7 @@ def make_agent(name: str, params: Mapping[str, Any]) -> Any:
     """
     prefix, sep, path = name.partition(":")
     if not (sep and prefix in _SB3_PREFIXES):
-        return agents.make(name, **dict(params))
+        return agents.make(target or name, **dict(params))
     key = json.dumps([name, dict(params)], sort_keys=True, default=str)
     if key not in _POLICY_CACHE:
         try:
@@ -252,14 +255,41 @@ def _row(
     }
 
 
+class _SeededReset:
+    """A duck-typed agent (not an :class:`agents.Agent`) whose ``reset`` gets the episode's
+    agent seed (``run_episode(..., seed=None)`` passes ``None``; ``Agent.reset`` reads
+    ``self.seed`` instead, a duck-typed agent may not). Everything else is the agent's.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.seed: int | None = None
+
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        self.agent.reset(problem, seed=self.seed if seed is None else seed)
+
+    def act(self, observation: Any) -> Any:
+        return self.agent.act(observation)
+
+    def observe(self, *args: Any) -> None:
+        self.agent.observe(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
+
+
 def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     """Play every episode of ``chunk``; return one row per episode, in run order.
 
     An exception names the episode (point, agent, run, seeds) so it can be replayed.
+    Every agent is reset with the episode's agent seed (an :class:`agents.Agent` through
+    its ``seed`` attribute, any other agent as ``reset(problem, seed=...)``).
     """
     env = make_env(chunk.env_id, chunk.env_kwargs)
     try:
-        agent = make_agent(chunk.agent_name, chunk.agent_params)
+        agent = make_agent(chunk.agent_name, chunk.agent_params, chunk.agent_target)
+        if not isinstance(agent, agents.Agent):
+            agent = _SeededReset(agent)
         base = env.unwrapped
         epsilon = getattr(getattr(base, "problem", None), "epsilon", None)
         rows = []

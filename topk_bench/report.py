@@ -7,8 +7,9 @@ and holds, in order: the paper's claims with their verdicts from the data
 (:mod:`topk_bench.compare`), the run (episodes, CPU time, seeds, package versions) and
 the experiment's config (the manifest, and the config file when it is still there).
 
-Package versions are those of the Python that writes the report; the results
-directory does not record the versions of the run.
+Where each agent's class came from (module, file and its SHA-256, distribution and
+version, or a local module) is the run's, recorded in the manifest; the other package
+versions are those of the Python that writes the report.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from topk_bench.compare import HIGHER_IS_BETTER, CompareError, Comparison, compare
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "describe_source", "write_report"]
 
 PACKAGES = (
     "topk-bandit-envs",
@@ -149,6 +150,27 @@ def _versions() -> list[tuple[str, str]]:
         except metadata.PackageNotFoundError:
             out.append((name, "not installed"))
     return out
+
+
+def _package_of(source: Mapping[str, Any]) -> str:
+    """``"dist 1.0"`` (``editable`` if so), or ``"local module"``."""
+    if source.get("distribution"):
+        editable = " (editable install)" if source.get("editable") else ""
+        return f"{source['distribution']} {source.get('version')}{editable}"
+    return "local module (no installed distribution)"
+
+
+def describe_source(source: Mapping[str, Any]) -> str:
+    """One line: an agent's class and where it came from (a manifest's ``source``)."""
+    where = [str(source.get("origin", "?"))]
+    if source.get("entry_point_of"):
+        where[0] += f" of {source['entry_point_of']}"
+    where.append(_package_of(source))
+    if source.get("model"):
+        where.append(f"model {source['model']}")
+    if source.get("file"):
+        where.append(str(source["file"]))
+    return f"{source.get('class', '?')} ({'; '.join(where)})"
 
 
 # ---------------------------------------------------------------------- sections
@@ -493,11 +515,37 @@ def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
         + _table(["point", "stored env seed", "recomputed", "equal"], prow, numeric=(1, 2))
         + "</details>"
     )
+    parts.append(_agents_table(manifest))
     parts.append(
-        "<h3>Software</h3><p>Versions of the Python that wrote this report (the results do "
-        "not record those of the run).</p>" + _table(["package", "version"], _versions())
+        "<h3>Software</h3><p>Versions of the Python that wrote this report (the results "
+        "record only the agents' classes, above).</p>" + _table(["package", "version"], _versions())
     )
     return "\n".join(parts)
+
+
+def _agents_table(manifest: Mapping[str, Any]) -> str:
+    """Where each agent's class came from, as the run recorded it (manifest ``source``)."""
+    rows = []
+    for a in manifest.get("agents", []):
+        src = a.get("source")
+        if not src:
+            rows.append([a["label"], a["name"], "-", "not recorded", "-", "-", "-"])
+            continue
+        origin = str(src.get("origin", "-"))
+        if src.get("entry_point_of"):
+            origin += f" of {src['entry_point_of']}"
+        file = str(src.get("file") or "-")
+        if src.get("model"):
+            file += f" (model {src['model']})"
+        sha = src.get("sha256") or "-"
+        rows.append([a["label"], a["name"], src.get("class", "-"), origin, _package_of(src),
+                     file, sha[:16]])  # fmt: skip
+    return (
+        "<h3>Agents</h3><p>Where each agent's class came from when the run was started: its "
+        "module's file (with the first 16 hex digits of its SHA-256), and the installed "
+        "distribution with its version, or a local module.</p>"
+        + _table(["agent", "name", "class", "from", "package", "file", "sha256"], rows)
+    )
 
 
 def _config_section(manifest: Mapping[str, Any]) -> str:

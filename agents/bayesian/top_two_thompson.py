@@ -96,8 +96,17 @@ def run(ctx, prm):
                 size = cap
         for _ in range(size):
             arm = choose(
-                alpha, beta, k, leader_prob, max_resamples, ctx.counts, ctx.rng, st, lead,
-                other, mark,
+                alpha,
+                beta,
+                k,
+                leader_prob,
+                max_resamples,
+                ctx.counts,
+                ctx.rng,
+                st,
+                lead,
+                other,
+                mark,
             )
             if r >= 0 and reps[arm] >= r:  # the arm is full: the first arm with room
                 arm = 0
@@ -162,7 +171,9 @@ class TopTwoThompson(ScriptedAgent):
         seed: seeds the posterior samples.
 
     Setting: fixed budget (anytime: the posterior top k when the budget ends); in fixed
-    confidence it never stops by itself (``max_batches`` truncates). Bernoulli only.
+    confidence it has no stopping rule (:meth:`stops_by_itself` is ``False``): the
+    env's ``max_batches`` must truncate the episode, and :meth:`reset` refuses a
+    fixed-confidence problem without it. Bernoulli only.
     """
 
     name = "bayes_ttts"
@@ -200,6 +211,10 @@ class TopTwoThompson(ScriptedAgent):
             )
         super().reset(problem, seed=seed)
 
+    def stops_by_itself(self, problem: Any) -> bool:
+        """``False``: no stopping rule (fixed confidence needs ``max_batches``)."""
+        return False
+
     def current_answer(self) -> np.ndarray:
         """The posterior top k (Bayes-optimal for aggregate regret)."""
         return posterior_top_k(self.a, self.b, self.counts, self.means, self.problem.k, self.rng)
@@ -207,7 +222,10 @@ class TopTwoThompson(ScriptedAgent):
     def params(self) -> np.ndarray:
         prm = np.zeros(4)
         prm[P_A], prm[P_B], prm[P_BETA], prm[P_RESAMPLES] = (
-            self.a, self.b, self.beta, self.max_resamples,
+            self.a,
+            self.b,
+            self.beta,
+            self.max_resamples,
         )
         return prm
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from agents import engine
 from agents.base import ScriptedAgent
+from bandit_envs.problem import Problem
 
 __all__ = ["Uniform"]
 
@@ -50,18 +51,26 @@ class Uniform(ScriptedAgent):
 
     Args:
         rounds: in fixed confidence, stop after this many pulls of every arm
-            (``None``: never stop; the env's ``max_batches`` truncates).
+            (``None``: never stop; the env's ``max_batches`` must truncate the episode,
+            and :meth:`reset` refuses a fixed-confidence problem without it).
         seed: seed of the tie-breaking generator.
     """
 
     name = "uniform"
     kernel = staticmethod(run)
+    stopping_hint = "give it rounds=N (stop after N pulls of every arm)"
 
     def __init__(self, rounds: int | None = None, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
-        if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+        if rounds is not None and (
+            isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1
+        ):
             raise ValueError(f"rounds={rounds!r} must be an integer >= 1")
         self.rounds = rounds
+
+    def stops_by_itself(self, problem: Problem) -> bool:
+        """In fixed confidence only with ``rounds`` (else ``max_batches`` must truncate)."""
+        return self.rounds is not None
 
     def params(self) -> np.ndarray:
         return np.array([-1.0 if self.rounds is None else float(self.rounds)])

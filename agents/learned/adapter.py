@@ -297,7 +297,9 @@ class PolicyAgent(Agent):
 
         A model saved by :func:`agents.learned.saving.save_policy` carries its
         observation transform and how it plays (answer rule, sampling); explicit
-        ``kwargs`` win.
+        ``kwargs`` win. ``path`` may omit ``.zip``. A missing file is a
+        ``FileNotFoundError`` naming ``path``; a model saved by another algorithm than
+        ``algo`` (:func:`agents.learned.metadata.saved_algo`) a ``ValueError``.
         """
         try:
             import stable_baselines3 as sb3
@@ -306,13 +308,16 @@ class PolicyAgent(Agent):
                 "loading a learned policy needs stable-baselines3: "
                 "pip install 'topk-bandit-envs[rl]'"
             ) from err
-        from agents.learned.metadata import saved_agent_kwargs
+        from agents.learned.metadata import check_saved_algo, model_file, saved_agent_kwargs
 
+        name = f"{algo}:{path}"
+        path = model_file(path)
+        check_saved_algo(path, algo)
         model_cls = getattr(sb3, algo.upper())
         model = model_cls.load(path, device="cpu")
         for key, value in saved_agent_kwargs(model, path).items():
             kwargs.setdefault(key, value)
-        kwargs.setdefault("name", f"{algo}:{path}")
+        kwargs.setdefault("name", name)
         if not kwargs.get("deterministic", True):
             kwargs.pop("deterministic")
             return SampledPolicyAgent(model, **kwargs)
@@ -361,7 +366,7 @@ class SampledPolicyAgent(PolicyAgent):
 def _register_loaders() -> None:
     """``agents.make("ppo:PATH")`` (also ``a2c:``, ``dqn:``) loads a saved model."""
     for algo in ("ppo", "a2c", "dqn"):
-        register_loader(algo, functools.partial(PolicyAgent.load, algo))
+        register_loader(algo, functools.partial(PolicyAgent.load, algo), PolicyAgent)
 
 
 _register_loaders()
