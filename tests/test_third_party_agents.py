@@ -35,6 +35,7 @@ from agents import registry
 from topk_bench.backends import ProcessBackend, local_agent_modules
 from topk_bench.cli import main
 from topk_bench.config import load
+from topk_bench.episodes import TIMING_COLUMNS
 from topk_bench.run import plan_chunks, run_experiment
 from topk_bench.store import read_results
 
@@ -148,7 +149,7 @@ def config(plugin, tmp_path) -> Path:
 
 
 def _rows(out: Path):
-    return read_results(out).drop(columns=["wall_time"])
+    return read_results(out).drop(columns=list(TIMING_COLUMNS))
 
 
 # ---------------------------------------------------------------- import paths
