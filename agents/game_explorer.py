@@ -7,14 +7,14 @@ import math
 import numba
 import numpy as np
 
-from agents import adahedge, engine, glr
+from agents import adahedge, engine, glr, glr_pairs
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
-from agents.top_two import _top_set
+from agents.top_two import empirical_statistic
 from bandit_envs.divergences import GAUSSIAN, kl, kl_lower, kl_upper
 
 __all__ = ["GameExplorer", "best_response", "episode", "optimistic_gains", "run"]
 
-P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG = range(5)
+P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_PRUNED = range(6)
 
 
 @numba.njit(cache=True)
@@ -96,8 +96,11 @@ def run(ctx, prm):
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
     cand = np.arange(n)
-    top = np.empty(1, dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
+    pruned = prm[P_PRUNED] > 0.0
+    S, F = glr_pairs.build_top(counts, means, 1)
+    arm = -1
     cum = np.zeros((n, n))  # one AdaHedge learner per answer i*: its cumulative losses
     gaps = np.zeros(n)  # ... and its cumulative mixability gap
     w = np.empty(n)
@@ -108,8 +111,11 @@ def run(ctx, prm):
         sumw[a] = float(counts[a])
     while True:
         t = float(iv[engine.PULLS])
-        _top_set(means, 1, rng, cand, top, in_top)
-        z, _i, _j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
+        if pruned and arm >= 0:
+            glr_pairs.pulled(S, counts, means, arm)
+        z, _i, _j = empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, 1, rng, cand, top, in_top
+        )
         if z > glr.threshold(kind, t, delta, n_pairs, c_g):
             break
         star = top[0]
@@ -123,7 +129,8 @@ def run(ctx, prm):
         for a in range(n):
             sumw[a] += w[a]
             lag[a] = sumw[a] - counts[a]  # = -(N_a - sum w_a), exactly
-        yield engine.argmax_random_ties(lag, rng)
+        arm = engine.argmax_random_ties(lag, rng)
+        yield arm
     engine.finish(ctx, top)
 
 
@@ -220,7 +227,8 @@ class GameExplorer(glr.GLRStopped, ScriptedAgent):
         self._init_stopping(delta, threshold, divergence)
 
     def params(self) -> np.ndarray:
-        return np.array(self._stopping_params(), dtype=float)
+        stop = self._stopping_params()
+        return np.array([*stop, glr_pairs.applies(self.problem, int(stop[0]))], dtype=float)
 
     def __repr__(self) -> str:
         return f"GameExplorer(delta={self.delta}, threshold={self.threshold!r})"

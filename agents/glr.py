@@ -43,6 +43,9 @@ Compiled API (numba, for agents' generators)::
 Python API: :func:`threshold_code` (name -> code, validated), :func:`pairs` and
 :func:`kk_constant` (the ``C_G`` term, computed once per episode), :func:`beta` (the
 threshold as a Python float, for tests and tables).
+
+:func:`statistic` is the full pass, O(k (n - k)); the agents keep the same minimum
+across pulls over the Pareto fronts of (mean, pull count), :mod:`agents.glr_pairs`.
 """
 
 from __future__ import annotations

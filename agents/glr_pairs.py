@@ -71,11 +71,10 @@ place (``S[WHR]``) and side (``S[SIDE]``: 0 in ``T``, 1 not), the part boundarie
 (``S[BCNT]``, ascending), the fronts of the last query (``S[FT]``, ``S[FO]``: bucket
 indices) and registers (``S[REG]``). Usage (inside ``@numba.njit`` code)::
 
-    S = glr_pairs.build(counts, means, in_top)   # T = the arms with in_top[a] != 0
-    ...                                           # arm a pulled: counts, means updated
+    S, F = glr_pairs.build(counts, means, in_top)  # T = the arms with in_top[a] != 0
+    ...                                            # arm a pulled: counts, means updated
     glr_pairs.pulled(S, counts, means, a)
-    glr_pairs.repair_top(S, means)                # T = a top-k set again
-    z, i, j = glr_pairs.eb_query(S, family, sigma, counts, means, rng)
+    z, i, j = glr_pairs.eb_query(S, F, family, sigma, counts, means, rng)
 """
 
 from __future__ import annotations
@@ -89,9 +88,12 @@ from agents import engine
 from bandit_envs.divergences import GAUSSIAN, transport_cost
 
 __all__ = [
+    "applies",
     "build",
+    "build_top",
     "eb_query",
     "front_sizes",
+    "min_count",
     "min_count_arm",
     "pulled",
     "repair_top",
@@ -101,9 +103,12 @@ __all__ = [
 ]
 
 #: rows of ``S``: arms in bucket order, place, side, part boundaries, bucket counts,
-#: the fronts of the last query, registers, two scratch rows.
-ORD, WHR, SIDE, BND, BCNT, FT, FO, REG, SCR, SCR2 = range(10)
-ROWS = 10
+#: the fronts of the last query, registers, scratch rows.
+ORD, WHR, SIDE, BND, BCNT, FT, FO, REG, SCR, SCR2, MINS = range(11)
+ROWS = 11
+#: rows of ``F``: the counts and means of the front classes, the pair bounds.
+TN, TM, ON, OM, LB = range(5)
+FROWS = 5
 #: ``S[REG]``: the number of buckets, the size of ``T``, the sizes of the last fronts,
 #: the size of the last leader set.
 R_D, R_K, R_NT, R_NO, R_NL = 0, 1, 2, 3, 4
@@ -235,8 +240,8 @@ def _move(S, means, a, p1, p2):
 
 @numba.njit(cache=True)
 def build(counts, means, in_top):
-    """``S`` for arms with ``counts`` (each at least 1) and ``means``; ``T`` = the arms with
-    ``in_top[a] != 0``. O(n log n), once per episode."""
+    """``(S, F)`` for arms with ``counts`` (each at least 1) and ``means``; ``T`` = the
+    arms with ``in_top[a] != 0``. O(n log n), once per episode."""
     n = counts.shape[0]
     S = np.zeros((ROWS, 2 * n + 4), dtype=np.int64)
     k = 0
@@ -277,25 +282,44 @@ def build(counts, means, in_top):
     bnd[2 * nd] = n
     S[REG, R_D] = nd
     S[REG, R_K] = k
-    return S
+    return S, np.zeros((FROWS, 2 * n + 4))
+
+
+@numba.njit(cache=True)
+def build_top(counts, means, k):
+    """:func:`build` with ``T`` = the ``k`` largest means (ties to the smaller arm)."""
+    n = counts.shape[0]
+    in_top = np.zeros(n, dtype=np.int8)
+    order = np.argsort(-means, kind="mergesort")
+    for q in range(k):
+        in_top[order[q]] = 1
+    return build(counts, means, in_top)
 
 
 @numba.njit(cache=True, _nrt=False)
 def pulled(S, counts, means, a):
-    """Arm ``a``'s count rose (to ``counts[a]``) and its mean changed: its new place.
+    """Arm ``a``'s count rose (to ``counts[a]``) or its mean changed: its new place.
 
-    Its side is kept (call :func:`repair_top` to restore a top-``k`` set).
+    Its side is kept (:func:`eb_query` restores a top-``k`` set).
     """
+    bnd, bc = S[BND], S[BCNT]
     p1 = _part_of(S, S[WHR, a])
     d1 = p1 >> 1
     c = counts[a]
-    if c < S[BCNT, d1]:
+    if c < bc[d1]:
         raise ValueError("glr_pairs.pulled: a pull count went down")
+    if c == bc[d1]:
+        _move(S, means, a, p1, p1)
+        return
+    nd = S[REG, R_D]
+    if bnd[2 * d1] + 1 == bnd[2 * d1 + 2] and (d1 + 1 == nd or bc[d1 + 1] > c):
+        bc[d1] = c  # alone in its bucket, and no bucket of the new count: relabel it
+        return
     d2, found = _find_bucket(S, c)
     if not found:
         _add_bucket(S, d2, c)  # d2 > d1: d1 unchanged
     _move(S, means, a, p1, 2 * d2 + (p1 & 1))
-    if S[BND, 2 * d1] == S[BND, 2 * d1 + 2]:
+    if bnd[2 * d1] == bnd[2 * d1 + 2]:
         _drop_bucket(S, d1)
 
 
@@ -429,26 +453,6 @@ def _run_down(order, means, lo, hi):
 # ------------------------------------------------------------------ pair minimum
 #: query modes: the top set of ``S`` (:func:`eb_query`), or a given set (:func:`set_query`).
 _EB, _SET = 0, 1
-
-
-@numba.njit(cache=True, _nrt=False)
-def _cost_bound(family, sigma, ni, mi, nj, mj):
-    """A lower bound on the real cost, ``mu_i > mu_j`` (Gaussian: the computed cost).
-
-    Bernoulli: ``d(p, q) = int_q^p (p - s) / (s (1 - s)) ds >= (p - q)^2 / (2 V)`` with
-    ``V = max s (1 - s)`` over ``[q, p]``; both divergences of ``W`` have their arguments
-    in ``[mu_j, mu_i]``, so ``W >= (mu_i - mu_j)^2 / (2 V (1/N_i + 1/N_j))``.
-    """
-    if family == GAUSSIAN:
-        return transport_cost(family, sigma, ni, mi, nj, mj)
-    if mj >= 0.5:
-        v = mj * (1.0 - mj)
-    elif mi <= 0.5:
-        v = mi * (1.0 - mi)
-    else:
-        v = 0.25
-    d = mi - mj
-    return d * d / (2.0 * v * (1.0 / ni + 1.0 / nj))
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -592,80 +596,116 @@ def _o_member(S, mode, means, in_lead, s, u):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _excluded(family, sigma, ni, mi, nj, mj, best):
-    """Whether the bound proves the computed cost of the pair above ``best``."""
-    return _cost_bound(family, sigma, ni, mi, nj, mj) > best + _margin(family, ni, nj, best)
+def _load_classes(S, F, mode, counts, means):
+    """The counts and means of the front classes into ``F[TN], F[TM], F[ON], F[OM]``."""
+    tn, tm, on, om = F[TN], F[TM], F[ON], F[OM]
+    for r in range(S[REG, R_NT]):
+        tn[r], tm[r] = _t_class(S, mode, counts, means, r)
+    for s in range(S[REG, R_NO]):
+        on[s], om[s] = _o_class(S, mode, means, s)
 
 
 @numba.njit(cache=True, _nrt=False)
-def _pair_minimum(S, mode, family, sigma, counts, means, in_lead, rng):
+def _bernoulli_bound(ni, mi, nj, mj):
+    """A lower bound on the real Bernoulli cost, ``mu_i > mu_j``.
+
+    ``d(p, q) = int_q^p (p - s) / (s (1 - s)) ds >= (p - q)^2 / (2 V)`` with
+    ``V = max s (1 - s)`` over ``[q, p]`` (at the point of ``[q, p]`` nearest 1/2); both
+    divergences of ``W`` have their arguments in ``[mu_j, mu_i]``, so
+    ``W >= (mu_i - mu_j)^2 / (2 V (1/N_i + 1/N_j))``.
+    """
+    x = min(max(0.5, mj), mi)  # the point of [mu_j, mu_i] nearest 1/2
+    d = mi - mj
+    return d * d / (2.0 * (x * (1.0 - x)) * (1.0 / ni + 1.0 / nj))
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pair_minimum(S, F, mode, family, sigma, counts, means, in_lead, rng):
     """``(Z, i, j)`` over the pairs of the fronts (classes ``S[FT, :nt]`` x ``S[FO, :no]``,
     both nonempty, every leader mean above every other mean); costs computed by
-    :func:`transport_cost`; ties uniform over the arm pairs of the minimising classes."""
+    :func:`transport_cost`; ties uniform over the arm pairs of the minimising classes.
+
+    The minimising class pairs are listed in ``S[MINS]`` (``r * no + s``).
+    """
     nt, no = S[REG, R_NT], S[REG, R_NO]
-    # the corner of the other front: its largest mean (last class), smallest count (first)
-    n_lo, _m = _o_class(S, mode, means, 0)
-    n_hi, m_hi = _o_class(S, mode, means, no - 1)
-    # 1. the pair of smallest bound: a first incumbent
-    lb_best = math.inf
-    r0 = 0
-    s0 = 0
-    for r in range(nt):
-        ni, mi = _t_class(S, mode, counts, means, r)
-        if _cost_bound(family, sigma, ni, mi, n_lo, m_hi) >= lb_best:
-            continue
-        for s in range(no):
-            nj, mj = _o_class(S, mode, means, s)
-            lb = _cost_bound(family, sigma, ni, mi, nj, mj)
-            if lb < lb_best:
-                lb_best = lb
-                r0 = r
-                s0 = s
-    ni, mi = _t_class(S, mode, counts, means, r0)
-    nj, mj = _o_class(S, mode, means, s0)
-    best = transport_cost(family, sigma, ni, mi, nj, mj)
-    # 2. the pairs the bound cannot exclude: their computed costs, the minimum, its weight
+    _load_classes(S, F, mode, counts, means)
+    tn, tm, on, om, lbs, mins = F[TN], F[TM], F[ON], F[OM], F[LB], S[MINS]
+    cap = mins.shape[0]
+    nmin = 0
+    best = math.inf
+    if family == GAUSSIAN:
+        # the computed cost is monotone (module docstring): the corner of the other front
+        # (its largest mean, smallest count) bounds a whole row
+        n_lo, m_hi = on[0], om[no - 1]
+        for r in range(nt):
+            ni, mi = tn[r], tm[r]
+            if transport_cost(family, sigma, ni, mi, n_lo, m_hi) > best:
+                continue
+            for s in range(no):
+                w = transport_cost(family, sigma, ni, mi, on[s], om[s])
+                if w <= best:
+                    if w < best:
+                        best = w
+                        nmin = 0
+                    if nmin < cap:
+                        mins[nmin] = r * no + s
+                    nmin += 1
+    else:
+        # 1. bounds of every pair (kept if they fit), the smallest one's exact cost
+        stored = nt * no <= lbs.shape[0]
+        lb_best = math.inf
+        q0 = 0
+        for r in range(nt):
+            ni, mi = tn[r], tm[r]
+            for s in range(no):
+                lb = _bernoulli_bound(ni, mi, on[s], om[s])
+                if stored:
+                    lbs[r * no + s] = lb
+                if lb < lb_best:
+                    lb_best = lb
+                    q0 = r * no + s
+        r0, s0 = q0 // no, q0 % no
+        best = transport_cost(family, sigma, tn[r0], tm[r0], on[s0], om[s0])
+        mins[0] = q0
+        nmin = 1
+        # 2. the exact cost of every pair the bound cannot exclude
+        for r in range(nt):
+            ni, mi = tn[r], tm[r]
+            for s in range(no):
+                q = r * no + s
+                if q == q0:
+                    continue
+                nj, mj = on[s], om[s]
+                lb = lbs[q] if stored else _bernoulli_bound(ni, mi, nj, mj)
+                if lb > best + _margin(family, ni, nj, best):
+                    continue
+                w = transport_cost(family, sigma, ni, mi, nj, mj)
+                if w <= best:
+                    if w < best:
+                        best = w
+                        nmin = 0
+                    if nmin < cap:
+                        mins[nmin] = q
+                    nmin += 1
+    if nmin > cap:
+        raise RuntimeError("glr_pairs: more minimising class pairs than scratch room")
+    # the arm pairs of the minimising classes: u-th of them (one draw, if several)
     weight = 0
-    for r in range(nt):
-        ni, mi = _t_class(S, mode, counts, means, r)
-        if _excluded(family, sigma, ni, mi, n_lo, m_hi, best):  # the whole row
-            continue
-        wi = 0
-        for s in range(no):
-            nj, mj = _o_class(S, mode, means, s)
-            if _excluded(family, sigma, ni, mi, nj, mj, best):
-                continue
-            w = transport_cost(family, sigma, ni, mi, nj, mj)
-            if w < best:
-                best = w
-                weight = 0
-            if w == best:
-                if wi == 0:
-                    wi = _t_weight(S, mode, counts, means, r)
-                weight += wi * _o_weight(S, mode, counts, means, s)
-    # 3. the u-th arm pair of the minimising classes (one draw, if there are several)
+    for q in range(nmin):
+        r, s = mins[q] // no, mins[q] % no
+        weight += _t_weight(S, mode, counts, means, r) * _o_weight(S, mode, counts, means, s)
     u = engine.below(rng, weight) if weight > 1 else 0
-    for r in range(nt):
-        ni, mi = _t_class(S, mode, counts, means, r)
-        if _excluded(family, sigma, ni, mi, n_lo, m_hi, best):
-            continue
-        wi = 0
-        for s in range(no):
-            nj, mj = _o_class(S, mode, means, s)
-            if _excluded(family, sigma, ni, mi, nj, mj, best):
-                continue
-            if transport_cost(family, sigma, ni, mi, nj, mj) != best:
-                continue
-            if wi == 0:
-                wi = _t_weight(S, mode, counts, means, r)
-            wo = _o_weight(S, mode, counts, means, s)
-            if u < wi * wo:
-                return (
-                    best,
-                    _t_member(S, mode, r, u // wo),
-                    _o_member(S, mode, means, in_lead, s, u % wo),
-                )
-            u -= wi * wo
+    for q in range(nmin):
+        r, s = mins[q] // no, mins[q] % no
+        wi = _t_weight(S, mode, counts, means, r)
+        wo = _o_weight(S, mode, counts, means, s)
+        if u < wi * wo:
+            return (
+                best,
+                _t_member(S, mode, r, u // wo),
+                _o_member(S, mode, means, in_lead, s, u % wo),
+            )
+        u -= wi * wo
     raise RuntimeError("glr_pairs: the minimising pair was lost")
 
 
@@ -693,16 +733,23 @@ def _tied_at(S, means, m, u):
 
 
 @numba.njit(cache=True, _nrt=False)
-def eb_query(S, family, sigma, counts, means, rng):
-    """``(Z, i, j)`` for the top set ``T`` of ``S`` (a top-``k`` set by mean: call
-    :func:`repair_top` after pulls): the statistic and its pair (module docstring).
+def eb_query(S, F, family, sigma, counts, means, rng):
+    """``(Z, i, j)`` for the top set ``T`` of ``S``: the statistic and its pair (module
+    docstring).
 
-    Draws from ``rng`` only on ties: two uniforms for tied means across the boundary,
-    one for tied minimising classes.
+    ``T`` is first made a top-``k`` set again (:func:`repair_top`'s swaps, found by the
+    same pass over the buckets that finds the fronts). Draws from ``rng`` only on ties:
+    two uniforms for tied means across the boundary, one for tied minimising classes.
     """
-    m_t, m_o = _fronts(S, means)
-    if m_t < m_o:
-        raise RuntimeError("glr_pairs.eb_query: T is not a top-k set (call repair_top)")
+    while True:
+        m_t, m_o = _fronts(S, means)
+        if m_t >= m_o:
+            break
+        # swap an arm of T with the smallest mean and the arm outside with the largest
+        w = S[ORD, S[BND, 2 * S[FT, S[REG, R_NT] - 1]]]
+        x = S[ORD, S[BND, 2 * S[FO, S[REG, R_NO] - 1] + 2] - 1]
+        set_side(S, means, w, 1)
+        set_side(S, means, x, 0)
     if m_t == m_o:  # tied means across the boundary: Z = 0, a uniform ordered pair of them
         g = _tied_at(S, means, m_t, -1)
         u1 = engine.below(rng, g)
@@ -710,7 +757,7 @@ def eb_query(S, family, sigma, counts, means, rng):
         if u2 >= u1:
             u2 += 1
         return 0.0, _tied_at(S, means, m_t, u1), _tied_at(S, means, m_t, u2)
-    return _pair_minimum(S, _EB, family, sigma, counts, means, S[SIDE], rng)
+    return _pair_minimum(S, F, _EB, family, sigma, counts, means, S[SIDE], rng)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -850,7 +897,7 @@ def _zero_pairs(S, counts, means, in_lead, lo_mean, u):
 
 
 @numba.njit(cache=True, _nrt=False)
-def set_query(S, family, sigma, counts, means, lead, in_lead, rng):
+def set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
     """``(Z, i, j)``: the minimum of the cost over the pairs (``i`` in ``lead``, ``j`` not)
     and its pair, for any leader set (``in_lead[a] != 0`` iff ``a`` is in ``lead``; the
     top set of ``S`` plays no part).
@@ -870,7 +917,7 @@ def set_query(S, family, sigma, counts, means, lead, in_lead, rng):
         code = _zero_pairs(S, counts, means, in_lead, m_t, u)
         n = _n_arms(S)
         return 0.0, code // n, code % n
-    return _pair_minimum(S, _SET, family, sigma, counts, means, in_lead, rng)
+    return _pair_minimum(S, F, _SET, family, sigma, counts, means, in_lead, rng)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -894,3 +941,15 @@ def min_count_arm(S):
         if best < 0 or a < best:
             best = a
     return S[BCNT, 0], best
+
+
+@numba.njit(cache=True, _nrt=False)
+def min_count(S):
+    """The smallest pull count (O(1))."""
+    return S[BCNT, 0]
+
+
+def applies(problem, family: int) -> bool:
+    """Whether the pruned pass is exact for ``problem`` with divergence ``family``: the
+    Gaussian divergence, or the Bernoulli one on rewards in ``[0, 1]`` (module docstring)."""
+    return family == GAUSSIAN or (problem.reward_low >= 0.0 and problem.reward_high <= 1.0)

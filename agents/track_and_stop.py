@@ -7,14 +7,14 @@ import math
 import numba
 import numpy as np
 
-from agents import engine, glr
+from agents import engine, glr, glr_pairs
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
-from agents.top_two import _top_set
+from agents.top_two import empirical_statistic
 from bandit_envs.lower_bound import optimal_weights_k1
 
 __all__ = ["TrackAndStop", "episode", "run"]
 
-P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
+P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING, P_PRUNED = range(7)
 C_TRACKING, D_TRACKING = 0, 1
 
 
@@ -49,16 +49,22 @@ def run(ctx, prm):
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
     cand = np.arange(n)
-    top = np.empty(1, dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     w = np.empty(n)
     wp = np.empty(n)
     cum = np.zeros(n)  # C-tracking: sum over rounds of the projected weights
     score = np.empty(n)  # tracking: how far each arm lags behind its target
+    pruned = prm[P_PRUNED] > 0.0
+    S, F = glr_pairs.build_top(counts, means, 1)
+    arm = -1
     while True:
         t = float(iv[engine.PULLS])
-        _top_set(means, 1, rng, cand, top, in_top)
-        z, _i, _j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
+        if pruned and arm >= 0:
+            glr_pairs.pulled(S, counts, means, arm)
+        z, _i, _j = empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, 1, rng, cand, top, in_top
+        )
         if z > glr.threshold(kind, t, delta, n_pairs, c_g):
             break
         optimal_weights_k1(family, sigma, means, w)
@@ -148,7 +154,8 @@ class TrackAndStop(glr.GLRStopped, ScriptedAgent):
     def params(self) -> np.ndarray:
         stop = self._stopping_params()
         tracking = C_TRACKING if self.tracking == "C" else D_TRACKING
-        return np.array([*stop, tracking], dtype=float)
+        pruned = glr_pairs.applies(self.problem, int(stop[0]))
+        return np.array([*stop, tracking, pruned], dtype=float)
 
     def __repr__(self) -> str:
         return (

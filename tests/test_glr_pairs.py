@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import math
+import sys
 
+import gymnasium as gym
 import numba
 import numpy as np
 import pytest
 
+import agents
+import bandit_envs
+from agents import glr, top_two
 from agents import glr_pairs as gp
 from bandit_envs import divergences as dv
 
@@ -109,10 +114,10 @@ def _top_flags(means, k, rng):
     return in_top
 
 
-def _check_eb(S, family, sigma, counts, means, k, rng, draws=1):
+def _check_eb(S, F, family, sigma, counts, means, k, rng, draws=1):
     (z_ref, pairs), full = reference_eb(family, sigma, counts, means, k)
     for _ in range(draws):
-        z, i, j = gp.eb_query(S, family, sigma, counts, means, rng)
+        z, i, j = gp.eb_query(S, F, family, sigma, counts, means, rng)
         assert z == z_ref
         assert (i, j) in pairs
     if full is not None:
@@ -132,9 +137,9 @@ def test_eb_query_is_the_full_pass_on_random_states(family, sigma, k, grid) -> N
         n = int(rng.integers(k + 1, 14))
         counts, means = _state(rng, n, grid, 6)
         in_top = _top_flags(means, k, rng)
-        S = gp.build(counts, means, in_top)
+        S, F = gp.build(counts, means, in_top)
         check_invariants(S, counts, means, k)
-        boundary_ties += _check_eb(S, family, sigma, counts, means, k, rng)
+        boundary_ties += _check_eb(S, F, family, sigma, counts, means, k, rng)
     if grid:
         assert boundary_ties >= 10  # the tied-boundary branch was exercised
 
@@ -158,19 +163,20 @@ def test_eb_query_after_random_pulls(family, sigma, k, grid) -> None:
         counts = np.ones(n, dtype=np.int64)
         sums = np.array([_reward(rng, grid, family, p[a]) for a in range(n)])
         means = sums / counts
-        S = gp.build(counts, means, _top_flags(means, k, rng))
+        S, F = gp.build(counts, means, _top_flags(means, k, rng))
         for _ in range(120):
             a = int(rng.integers(n)) if rng.random() < 0.5 else int(rng.integers(min(n, 3)))
             sums[a] += _reward(rng, grid, family, p[a])
             counts[a] += 1
             means[a] = sums[a] / counts[a]
             gp.pulled(S, counts, means, a)
-            gp.repair_top(S, means)
+            if rng.random() < 0.5:  # else eb_query restores the top set itself
+                gp.repair_top(S, means)
+            _check_eb(S, F, family, sigma, counts, means, k, rng)
             check_invariants(S, counts, means, k)
             srt = np.sort(means)[::-1]
             top_means = means[S[gp.SIDE, :n] == 0]
             assert top_means.min() >= srt[k - 1]  # a top-k set
-            _check_eb(S, family, sigma, counts, means, k, rng)
 
 
 def _all_minimiser_draws(n_pairs, rng, query, *args):
@@ -193,9 +199,11 @@ def test_every_minimising_pair_can_be_drawn(family, sigma) -> None:
         n = int(rng.integers(4, 12))
         k = int(rng.integers(1, n))
         counts, means = _state(rng, n, True, 3)
-        S = gp.build(counts, means, _top_flags(means, k, rng))
+        S, F = gp.build(counts, means, _top_flags(means, k, rng))
         (z_ref, pairs), _full = reference_eb(family, sigma, counts, means, k)
-        seen = _all_minimiser_draws(len(pairs), rng, gp.eb_query, S, family, sigma, counts, means)
+        seen = _all_minimiser_draws(
+            len(pairs), rng, gp.eb_query, S, F, family, sigma, counts, means
+        )
         assert seen == pairs
         multi += len(pairs) > 1
     assert multi >= 20
@@ -215,11 +223,11 @@ def test_tied_boundary_pair_is_uniform_over_ordered_pairs() -> None:
     counts = np.array([3, 2, 4, 2, 2, 5, 1, 3], dtype=np.int64)
     means = np.array([0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.2])
     rng = np.random.default_rng(11)
-    S = gp.build(counts, means, _top_flags(means, 2, rng))
+    S, F = gp.build(counts, means, _top_flags(means, 2, rng))
     tally: dict[tuple[int, int], int] = {}
     draws = 40_000
     for _ in range(draws):
-        z, i, j = gp.eb_query(S, dv.BERNOULLI, 0.5, counts, means, rng)
+        z, i, j = gp.eb_query(S, F, dv.BERNOULLI, 0.5, counts, means, rng)
         assert z == 0.0
         tally[(i, j)] = tally.get((i, j), 0) + 1
     assert set(tally) == {(a, b) for a in range(1, 6) for b in range(1, 6) if a != b}
@@ -232,11 +240,11 @@ def test_tied_classes_are_uniform_over_arm_pairs() -> None:
     counts = np.array([1, 2, 2, 2, 2, 2, 3], dtype=np.int64)
     means = np.array([0.9, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4])
     rng = np.random.default_rng(12)
-    S = gp.build(counts, means, np.array([1, 1, 1, 0, 0, 0, 0], dtype=np.int8))
+    S, F = gp.build(counts, means, np.array([1, 1, 1, 0, 0, 0, 0], dtype=np.int8))
     tally: dict[tuple[int, int], int] = {}
     draws = 30_000
     for _ in range(draws):
-        _z, i, j = gp.eb_query(S, dv.GAUSSIAN, 1.0, counts, means, rng)
+        _z, i, j = gp.eb_query(S, F, dv.GAUSSIAN, 1.0, counts, means, rng)
         tally[(i, j)] = tally.get((i, j), 0) + 1
     assert set(tally) == {(a, b) for a in (1, 2) for b in (3, 4, 5)}
     _hoeffding_cells(list(tally.values()), draws, 1 / 6, 1e-6)
@@ -251,20 +259,20 @@ def test_set_query_is_the_full_pass(family, sigma, k, grid) -> None:
     for _ in range(150):
         n = int(rng.integers(k + 1, 14))
         counts, means = _state(rng, n, grid, 6)
-        S = gp.build(counts, means, _top_flags(means, k, rng))
+        S, F = gp.build(counts, means, _top_flags(means, k, rng))
         lead = np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
         if rng.random() < 0.5:  # often the empirical top set, as for a concentrated posterior
             lead = np.sort(np.argsort(-means, kind="stable")[:k]).astype(np.int64)
         in_lead = np.zeros(n, dtype=np.int8)
         in_lead[lead] = 1
         (z_ref, pairs), full = reference_set(family, sigma, counts, means, lead)
-        z, i, j = gp.set_query(S, family, sigma, counts, means, lead, in_lead, rng)
+        z, i, j = gp.set_query(S, F, family, sigma, counts, means, lead, in_lead, rng)
         assert z == z_ref
         assert (i, j) in pairs
         if full is None:
             zero += 1
             seen = _all_minimiser_draws(
-                len(pairs), rng, gp.set_query, S, family, sigma, counts, means, lead, in_lead
+                len(pairs), rng, gp.set_query, S, F, family, sigma, counts, means, lead, in_lead
             )
             assert seen == pairs
         else:
@@ -278,7 +286,7 @@ def test_front_sizes_and_min_count() -> None:
     # outside: front (larger mean, fewer pulls) = {3 (0.5, 1), 4 (0.55, 4)}
     counts = np.array([5, 2, 1, 1, 4, 6, 1], dtype=np.int64)
     means = np.array([0.8, 0.6, 0.7, 0.5, 0.55, 0.5, 0.1])
-    S = gp.build(counts, means, np.array([1, 1, 1, 0, 0, 0, 0], dtype=np.int8))
+    S, F = gp.build(counts, means, np.array([1, 1, 1, 0, 0, 0, 0], dtype=np.int8))
     assert gp.front_sizes(S, means) == (2, 2)
     assert gp.min_count_arm(S) == (1, 2)
     out = np.empty(3, dtype=np.int64)
@@ -292,9 +300,20 @@ def test_bad_states_are_refused() -> None:
         gp.build(np.array([1, 0, 2]), means, np.array([1, 0, 0], dtype=np.int8))
     with pytest.raises(ValueError, match="between 1 and n - 1"):
         gp.build(np.array([1, 1, 2]), means, np.array([1, 1, 1], dtype=np.int8))
-    S = gp.build(np.array([1, 1, 2]), means, np.array([0, 0, 1], dtype=np.int8))
-    with pytest.raises(RuntimeError, match="not a top-k set"):
-        gp.eb_query(S, dv.GAUSSIAN, 1.0, np.array([1, 1, 2]), means, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("family,sigma", FAMILIES)
+def test_eb_query_restores_the_top_set(family, sigma) -> None:
+    # T starts as the k worst arms: the query swaps them out, then answers as the full pass
+    rng = np.random.default_rng(31 + family)
+    for _ in range(50):
+        n = int(rng.integers(3, 12))
+        k = int(rng.integers(1, n))
+        counts, means = _state(rng, n, True, 5)
+        S, F = gp.build(counts, means, _top_flags(-means, k, rng))
+        _check_eb(S, F, family, sigma, counts, means, k, rng)
+        check_invariants(S, counts, means, k)
+        assert means[S[gp.SIDE, :n] == 0].min() >= np.sort(means)[::-1][k - 1]
 
 
 @numba.njit
@@ -305,8 +324,7 @@ def _drive(family, sigma, counts, sums, means, k, p, pulls, rng):
     order = np.argsort(-means)
     for q in range(k):
         in_top[order[q]] = 1
-    S = gp.build(counts, means, in_top)
-    gp.repair_top(S, means)
+    S, F = gp.build(counts, means, in_top)
     out = np.empty((pulls, 3))
     for t in range(pulls):
         a = rng.integers(0, n) if rng.random() < 0.3 else order[rng.integers(0, 2 * k)]
@@ -314,8 +332,7 @@ def _drive(family, sigma, counts, sums, means, k, p, pulls, rng):
         counts[a] += 1
         means[a] = sums[a] / counts[a]
         gp.pulled(S, counts, means, a)
-        gp.repair_top(S, means)
-        z, i, j = gp.eb_query(S, family, sigma, counts, means, rng)
+        z, i, j = gp.eb_query(S, F, family, sigma, counts, means, rng)
         out[t, 0], out[t, 1], out[t, 2] = z, i, j
     return out
 
@@ -335,3 +352,119 @@ def test_compiled_use_on_a_larger_instance(family, sigma) -> None:
         (z_ref, pairs), _full = reference_eb(family, sigma, counts, means, k)
         assert out[-1, 0] == z_ref
         assert (int(out[-1, 1]), int(out[-1, 2])) in pairs
+
+
+@numba.njit
+def _full_pass_draws(family, sigma, counts, means, k, draws, rng):
+    """The full pass as the agents played it: the top set (ties at random), then
+    :func:`agents.glr.statistic` (ties by reservoir sampling in scan order)."""
+    n = counts.shape[0]
+    cand = np.arange(n)
+    top = np.empty(k, dtype=np.int64)
+    in_top = np.zeros(n, dtype=np.int8)
+    out = np.empty((draws, 2), dtype=np.int64)
+    for d in range(draws):
+        top_two._top_set(means, k, rng, cand, top, in_top)
+        _z, i, j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
+        out[d, 0], out[d, 1] = i, j
+    return out
+
+
+@pytest.mark.parametrize(
+    "counts,means,k,pairs",
+    [
+        # five arms tied at the boundary of the top 2: a uniform ordered pair of them
+        (
+            [3, 2, 4, 2, 2, 5, 1, 3],
+            [0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.2],
+            2,
+            [(a, b) for a in range(1, 6) for b in range(1, 6) if a != b],
+        ),
+        # tied classes (arms 1, 2 and arms 3, 4, 5; arm 6 dominated): uniform arm pairs
+        (
+            [1, 2, 2, 2, 2, 2, 3],
+            [0.9, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4],
+            3,
+            [(a, b) for a in (1, 2) for b in (3, 4, 5)],
+        ),
+    ],
+)
+def test_the_full_pass_had_the_same_law_on_ties(counts, means, k, pairs) -> None:
+    # the law eb_query realises (tests above) is the full pass's: both are checked
+    # against the uniform law on the same pairs (Hoeffding, Bonferroni over the cells)
+    counts = np.array(counts, dtype=np.int64)
+    means = np.array(means)
+    draws = 30_000
+    out = _full_pass_draws(dv.BERNOULLI, 0.5, counts, means, k, draws, np.random.default_rng(3))
+    tally: dict[tuple[int, int], int] = {}
+    for i, j in out:
+        tally[(int(i), int(j))] = tally.get((int(i), int(j)), 0) + 1
+    assert set(tally) == set(pairs)
+    _hoeffding_cells(list(tally.values()), draws, 1 / len(pairs), 1e-6)
+
+
+def test_the_full_pass_had_the_same_law_on_a_leader_set() -> None:
+    # leaders {0, 3} (means 0.9 and 0.3); zero-cost pairs: (3, 1), (3, 2), (3, 4) (means
+    # 0.5, 0.4, 0.3 >= 0.3): uniform over them, for the full pass and for set_query
+    counts = np.array([4, 2, 3, 5, 1, 2], dtype=np.int64)
+    means = np.array([0.9, 0.5, 0.4, 0.3, 0.3, 0.1])
+    lead = np.array([0, 3], dtype=np.int64)
+    in_lead = np.zeros(6, dtype=np.int8)
+    in_lead[lead] = 1
+    pairs = [(3, 1), (3, 2), (3, 4)]
+    rng = np.random.default_rng(4)
+    S, F = gp.build(counts, means, in_lead)
+    draws = 20_000
+    for query in ("full", "set"):
+        tally: dict[tuple[int, int], int] = {}
+        for _ in range(draws):
+            if query == "full":
+                _z, i, j = glr.statistic(dv.BERNOULLI, 0.5, counts, means, lead, in_lead, rng)
+            else:
+                _z, i, j = gp.set_query(S, F, dv.BERNOULLI, 0.5, counts, means, lead, in_lead, rng)
+            tally[(int(i), int(j))] = tally.get((int(i), int(j)), 0) + 1
+        assert set(tally) == set(pairs)
+        _hoeffding_cells(list(tally.values()), draws, 1 / 3, 1e-6)
+
+
+def _full_pass_twin(cls, index):
+    """``cls`` forced onto the full pass (its parameter ``index`` zeroed)."""
+
+    class Full(cls):
+        def params(self):
+            prm = super().params()
+            assert prm[index] == 1.0
+            prm[index] = 0.0
+            return prm
+
+    return Full
+
+
+@pytest.mark.parametrize(
+    "name,k",
+    [
+        ("eb_tc", 3),
+        ("eb_tc", 1),
+        ("eb_tci", 1),
+        ("ttts", 1),
+        ("track_and_stop", 1),
+        ("frank_wolfe", 1),
+        ("game_explorer", 1),
+    ],
+)
+def test_pruned_and_full_passes_play_the_same_gaussian_episodes(name, k) -> None:
+    # Gaussian rewards: no ties, so neither pass draws for ties and the episodes are the
+    # same pull for pull (the same answer, pulls and final counts). (Not T3C: a sampled
+    # leader set below an outside arm makes zero-cost ties, drawn differently; its law
+    # on them: test_the_full_pass_had_the_same_law_on_a_leader_set.)
+    cls = agents.agent_class(name)
+    module = sys.modules[cls.kernel.py_func.__module__]  # where the kernel's prm layout is
+    means = np.linspace(0.2, 0.8, 12)
+    inst = bandit_envs.instances.from_means(means, k=k, distribution="gaussian", sigma=0.5)
+    env = gym.make("TopK-v0", instance=inst, setting="fixed_confidence", max_batches=20_000)
+    for seed in range(3):
+        results = []
+        for agent in (cls(), _full_pass_twin(cls, module.P_PRUNED)()):
+            res = agents.run_episode(env, agent, seed=seed)
+            results.append((res.recommendation.tolist(), res.pulls, env.unwrapped._counts.tolist()))
+        assert results[0] == results[1]
