@@ -99,6 +99,7 @@ __all__ = [
     "repair_top",
     "set_query",
     "set_side",
+    "tci_query",
     "top_into",
 ]
 
@@ -918,6 +919,73 @@ def set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
         n = _n_arms(S)
         return 0.0, code // n, code % n
     return _pair_minimum(S, F, _SET, family, sigma, counts, means, in_lead, rng)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _tci_cost(family, sigma, ni, mi, nj, mj):
+    """``W_ij + log N_j``, computed as the full pass does."""
+    c = transport_cost(family, sigma, ni, mi, nj, mj)
+    c += math.log(nj)
+    return c
+
+
+@numba.njit(cache=True, _nrt=False)
+def tci_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
+    """``j = argmin_{j != i} W_ij + log N_j`` for the leader ``i = lead[0]``, an arm with
+    the largest mean (``in_lead`` its indicator): the TCI challenger (Jourdan et al.
+    2022), ties uniform over the arms of the minimising classes.
+
+    ``W_ij + log N_j`` is nonincreasing in ``mu_j`` and nondecreasing in ``N_j`` (the
+    logarithm of an integer count is computed strictly increasing), so the minimum is on
+    the front of the other arms, as for :func:`eb_query`; with ``i`` a best arm the
+    zero-cost arms share its mean, so a dominated arm ties a front class only by a
+    rounding coincidence. (A leader below other arms would tie every zero-cost arm of
+    the smallest count: not handled here.)
+    """
+    _set_fronts(S, counts, means, lead, in_lead)
+    no = S[REG, R_NO]
+    on, om, lbs = F[ON], F[OM], F[LB]
+    for s in range(no):
+        on[s], om[s] = _o_class(S, _SET, means, s)
+    a = lead[0]
+    ni, mi = float(counts[a]), means[a]
+    best = math.inf
+    if family == GAUSSIAN:  # computed monotone: every class, one pass
+        for s in range(no):
+            lbs[s] = _tci_cost(family, sigma, ni, mi, on[s], om[s])
+            best = min(best, lbs[s])
+    else:
+        s0 = 0
+        for s in range(no):
+            lb = math.log(on[s])
+            if mi > om[s]:
+                lb += _bernoulli_bound(ni, mi, on[s], om[s])
+            lbs[s] = lb
+            if lb < lbs[s0]:
+                s0 = s
+        c0 = _tci_cost(family, sigma, ni, mi, on[s0], om[s0])
+        best = c0
+        for s in range(no):  # the exact cost where the bound cannot exclude the class
+            if s == s0:
+                continue
+            if lbs[s] <= best + _margin(family, ni, on[s], best):
+                lbs[s] = _tci_cost(family, sigma, ni, mi, on[s], om[s])
+                best = min(best, lbs[s])
+            else:
+                lbs[s] = math.inf
+        lbs[s0] = c0
+    weight = 0
+    for s in range(no):
+        if lbs[s] == best:
+            weight += _o_weight(S, _SET, counts, means, s)
+    u = engine.below(rng, weight) if weight > 1 else 0
+    for s in range(no):
+        if lbs[s] == best:
+            wo = _o_weight(S, _SET, counts, means, s)
+            if u < wo:
+                return _o_member(S, _SET, means, in_lead, s, u)
+            u -= wo
+    raise RuntimeError("glr_pairs: the TCI challenger was lost")
 
 
 @numba.njit(cache=True, _nrt=False)

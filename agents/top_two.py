@@ -235,7 +235,10 @@ def run(ctx, prm):
             else:
                 _z, i, j = _tc_pair(pruned, S, F, family, sigma, counts, means, lead, in_lead, rng)
         elif challenger == TCI:  # (k = 1: i is the empirical best, ties at random)
-            j = _tci_challenger(family, sigma, counts, means, i, rng)
+            if pruned:
+                j = glr_pairs.tci_query(S, F, family, sigma, counts, means, top, in_top, rng)
+            else:
+                j = _tci_challenger(family, sigma, counts, means, i, rng)
         if ids:
             p = _ids_probability(
                 family, sigma, float(counts[i]), means[i], float(counts[j]), means[j]

@@ -281,6 +281,35 @@ def test_set_query_is_the_full_pass(family, sigma, k, grid) -> None:
     assert zero >= 20
 
 
+@pytest.mark.parametrize("family,sigma", FAMILIES)
+@pytest.mark.parametrize("grid", [True, False])
+def test_tci_query_is_the_full_pass(family, sigma, grid) -> None:
+    rng = np.random.default_rng(3000 + family + 3 * grid)
+    for _ in range(150):
+        n = int(rng.integers(2, 14))
+        counts, means = _state(rng, n, grid, 6)
+        i = int(rng.choice(np.flatnonzero(means == means.max())))  # a best arm
+        lead = np.array([i], dtype=np.int64)
+        in_lead = np.zeros(n, dtype=np.int8)
+        in_lead[i] = 1
+        S, F = gp.build(counts, means, in_lead)
+        costs = {
+            j: _cost(family, sigma, counts, means, i, j) + math.log(counts[j])
+            for j in range(n)
+            if j != i
+        }
+        best = min(costs.values())
+        pairs = {(i, j) for j, c in costs.items() if c == best}
+        seen = _all_minimiser_draws(
+            len(pairs), rng, _tci_pair, S, F, family, sigma, counts, means, lead, in_lead
+        )
+        assert seen == pairs
+
+
+def _tci_pair(S, F, family, sigma, counts, means, lead, in_lead, rng):
+    return 0.0, int(lead[0]), gp.tci_query(S, F, family, sigma, counts, means, lead, in_lead, rng)
+
+
 def test_front_sizes_and_min_count() -> None:
     # T = {0, 1, 2}: front (smaller mean, fewer pulls) = {1 (0.6, 2), 2 (0.7, 1)};
     # outside: front (larger mean, fewer pulls) = {3 (0.5, 1), 4 (0.55, 4)}
