@@ -37,11 +37,10 @@ import agents
 import bandit_envs  # noqa: F401  (registers the envs)
 
 ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
-#: Slower than the targets by the nature of their step, so section 1 only (a budget-200n
-#: episode of kg, eb_tc or t3c alone takes minutes): the Bayesian yardsticks, and the
-#: GLR-stopped Top-Two agents in top-k form, whose pull is a pass over the k (n - k) pairs
-#: (docs/performance.md).
-SLOW_STEP = ("kg", "bayes_ttts", "eb_tc", "t3c")
+#: Slower than the targets by the nature of their step: section 1 only (a budget-200n
+#: episode of kg or t3c alone takes minutes): the Bayesian yardsticks, and T3C, whose
+#: pull samples the posterior of every arm (docs/performance.md).
+SLOW_STEP = ("kg", "bayes_ttts", "t3c")
 
 
 def _compiled(name: str) -> bool:

@@ -8,12 +8,12 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.glr import stopping
+from agents.glr import fronts, stopping
 from bandit_envs.divergences import kl
 
 __all__ = ["FrankWolfe", "fw_direction", "pair_gradients", "run", "solve_game"]
 
-P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
+P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING, P_PRUNED = range(7)
 RATIO_TRACKING, CUMULATIVE_TRACKING = 0, 1
 #: rows of the float workspace ``ws[:, :n]``: the FW iterate x, the direction z,
 #: d(mu_i*, m_b), d(mu_b, m_b), f_b(x), the game's strategy over its columns, and the
@@ -207,7 +207,7 @@ def run(ctx, prm):
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
     cand = np.arange(n)
-    top = np.empty(1, dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     ws = np.zeros((WS_ROWS, n))
     cap = min(n - 1, GAME_CAP)
@@ -215,13 +215,20 @@ def run(ctx, prm):
     iws = np.zeros((2, n), dtype=np.int64)
     for a in range(n):
         ws[X, a] = 1.0 / n
+    pruned = prm[P_PRUNED] > 0.0
+    S, F = fronts.build_top(counts, means, 1)
+    arm = -1
     while True:
         t = float(iv[engine.PULLS])
-        stopping.top_set(means, 1, rng, cand, top, in_top)
-        stat, _i, _j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
+        if pruned and arm >= 0:
+            fronts.pulled(S, counts, means, arm)
+        stat, _i, _j = stopping.empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, 1, rng, cand, top, in_top
+        )
         if stat > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
-        yield _step(family, sigma, counts, means, t, top[0], ws, gbuf, iws, ratio, rng)
+        arm = _step(family, sigma, counts, means, t, top[0], ws, gbuf, iws, ratio, rng)
+        yield arm
     engine.finish(ctx, top)
 
 
@@ -321,7 +328,8 @@ class FrankWolfe(stopping.GLRAgent):
     (the empirical best arm). Initialisation: every arm once (the code also redraws a
     Bernoulli arm until its mean is neither 0 nor 1; here the divergences clamp
     means instead). Ties (tracking scores, equal gradient coordinates, equal means) at
-    random. Cost per pull: one GLR pass and ``K`` divergences, plus, in the rounds where
+    random. Cost per pull: the GLR statistic (:mod:`agents.glr.fronts`) and ``K``
+    divergences, plus, in the rounds where
     ``|H| > 1`` ``f_b`` are ``r_t``-active, a simplex solve on a
     ``(|H| + 2) x (2 |H| + 2)`` tableau (``|H|`` is small: ``r_t`` shrinks as ``t^-0.9``).
     """

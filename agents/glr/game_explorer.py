@@ -8,12 +8,12 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.glr import adahedge, stopping
+from agents.glr import adahedge, fronts, stopping
 from bandit_envs.divergences import GAUSSIAN, kl, kl_lower, kl_upper
 
 __all__ = ["GameExplorer", "best_response", "optimistic_gains", "run"]
 
-P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG = range(5)
+P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_PRUNED = range(6)
 
 
 @numba.njit(cache=True)
@@ -95,8 +95,11 @@ def run(ctx, prm):
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
     cand = np.arange(n)
-    top = np.empty(1, dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
+    pruned = prm[P_PRUNED] > 0.0
+    S, F = fronts.build_top(counts, means, 1)
+    arm = -1
     cum = np.zeros((n, n))  # one AdaHedge learner per answer i*: its cumulative losses
     gaps = np.zeros(n)  # ... and its cumulative mixability gap
     w = np.empty(n)
@@ -107,8 +110,11 @@ def run(ctx, prm):
         sumw[a] = float(counts[a])
     while True:
         t = float(iv[engine.PULLS])
-        stopping.top_set(means, 1, rng, cand, top, in_top)
-        z, _i, _j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
+        if pruned and arm >= 0:
+            fronts.pulled(S, counts, means, arm)
+        z, _i, _j = stopping.empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, 1, rng, cand, top, in_top
+        )
         if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
         star = top[0]
@@ -122,7 +128,8 @@ def run(ctx, prm):
         for a in range(n):
             sumw[a] += w[a]
             lag[a] = sumw[a] - counts[a]  # = -(N_a - sum w_a), exactly
-        yield engine.argmax_random_ties(lag, rng)
+        arm = engine.argmax_random_ties(lag, rng)
+        yield arm
     engine.finish(ctx, top)
 
 

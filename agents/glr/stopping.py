@@ -43,6 +43,9 @@ Compiled API (numba, for agents' generators)::
 Python API: :func:`threshold_code` (name -> code, validated), :func:`pairs` and
 :func:`kk_constant` (the ``C_G`` term, computed once per episode), :func:`beta` (the
 threshold as a Python float, for tests and tables).
+
+:func:`statistic` is the full pass, O(k (n - k)); the agents keep the same minimum
+across pulls over the Pareto fronts of (mean, pull count), :mod:`agents.glr.fronts`.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ import numpy as np
 
 from agents import engine
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
+from agents.glr import fronts
 from bandit_envs.divergences import family_code, transport_cost
 
 __all__ = [
@@ -69,6 +73,8 @@ __all__ = [
     "statistic",
     "threshold",
     "threshold_code",
+    "empirical_statistic",
+    "set_statistic",
     "top_set",
 ]
 
@@ -183,6 +189,38 @@ def statistic(family, sigma, counts, means, top, in_top, rng):
     return best, bi, bj
 
 
+@numba.njit(cache=True)
+def empirical_statistic(pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top):
+    """``(Z, i, j)``, the GLR statistic over the empirical top ``k`` and its pair.
+
+    ``pruned``: :func:`agents.pairs.eb_query` on ``(S, F)`` (kept up to date by the
+    caller with :func:`agents.pairs.pulled`); ``top``/``in_top`` then hold the top
+    arm for ``k = 1`` (initially ``top[0] = 0``, ``in_top`` all zero) and are not
+    written for ``k > 1`` (:func:`agents.pairs.top_into` at the end). Otherwise the
+    top set (ties at random) into ``top``/``in_top`` and the full pass
+    :func:`statistic`.
+    """
+    if pruned:
+        z, i, j = fronts.eb_query(S, F, family, sigma, counts, means, rng)
+        if k == 1:
+            in_top[top[0]] = 0
+            top[0] = i
+            in_top[i] = 1
+        return z, i, j
+    top_set(means, k, rng, cand, top, in_top)
+    return statistic(family, sigma, counts, means, top, in_top, rng)
+
+@numba.njit(cache=True)
+def set_statistic(pruned, S, F, family, sigma, counts, means, lead, in_lead, rng):
+    """``(Z, i, j)`` over the pairs (i in the set ``lead``, j outside): pruned or full pass.
+
+    The Top-Two challenger pair of a leader set (Shang et al. 2020, TC).
+    """
+    if pruned:
+        return fronts.set_query(S, F, family, sigma, counts, means, lead, in_lead, rng)
+    return statistic(family, sigma, counts, means, lead, in_lead, rng)
+
+
 def check_threshold_args(threshold_name: str, delta: float) -> None:
     """Validate a sampling rule's GLR parameters (``ValueError`` naming the bad value)."""
     threshold_code(threshold_name)
@@ -261,5 +299,8 @@ class GLRAgent(ScriptedAgent):
         return ()
 
     def params(self) -> np.ndarray:
+        """:func:`stopping_params`, :meth:`sampling_params`, then whether the pruned pass
+        of :mod:`agents.glr.fronts` is exact here (``fronts.applies``; else the full pass)."""
         stop = stopping_params(self.problem, self.divergence, self.threshold, self.delta)
-        return np.array([*stop, *self.sampling_params()], dtype=float)
+        pruned = fronts.applies(self.problem, int(stop[0]))
+        return np.array([*stop, *self.sampling_params(), pruned], dtype=float)

@@ -28,8 +28,19 @@ Kaufmann 2016 Sec. 3.1's rule; EB-TC needs some exploration, Jourdan et al. 2022
 Posteriors (TS): Bernoulli (and rewards in [0, 1]): ``Beta(1 + S_a, 1 + N_a - S_a)``;
 Gaussian: ``N(mean_a, sigma^2 / N_a)`` (flat prior).
 
-Cost per pull: one GLR pass, O(k (n - k)) transport costs (about 10 ns each for the
-Gaussian family, 30-60 ns for Bernoulli), plus O(n log n) for a top-k set when k > 1.
+The GLR statistic and the TC challenger are minima over pairs (i in a top set, j
+outside); they are computed over the Pareto fronts of (mean, pull count) kept across
+pulls by :mod:`agents.glr.fronts` (exact, see there), and by the full pass of
+:func:`agents.glr.statistic` only for the Bernoulli divergence on rewards outside
+[0, 1]. Ties: tied means at the boundary of the empirical top set give ``Z = 0`` and a
+uniformly random ordered pair of the tied arms (the law of a top set re-drawn with
+random ties); otherwise the pair is uniform over the minimising pairs (zero-cost pairs
+of a sampled leader set: all of them), one draw each.
+
+Cost per pull: EB leader, the update of the pulled arm and a query on the fronts (a
+few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``); TS leader, also a
+posterior sample and its top set, O(n) (and the fronts of the leader set: O(k log k +
+D), D distinct pull counts).
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.glr import stopping
+from agents.glr import fronts, stopping
 from bandit_envs.divergences import GAUSSIAN, kl, transport_cost
 
 __all__ = ["EBTC", "EBTCI", "T3C", "TTTS", "TopTwo", "run"]
@@ -59,8 +70,9 @@ __all__ = ["EBTC", "EBTCI", "T3C", "TTTS", "TopTwo", "run"]
     P_CHALLENGER,
     P_FORCED,
     P_RESAMPLE,
-) = range(12)
-NP = 12
+    P_PRUNED,
+) = range(13)
+NP = 13
 #: leaders; challengers.
 EB, TS = 0, 1
 TC, TCI, RESAMPLE = 0, 1, 2
@@ -120,11 +132,14 @@ def run(ctx, prm):
     beta, ids, track = prm[P_BETA], prm[P_IDS] > 0.0, prm[P_TRACK] > 0.0
     leader_rule, challenger, forced = int(prm[P_LEADER]), int(prm[P_CHALLENGER]), prm[P_FORCED] > 0
     max_resample = int(prm[P_RESAMPLE])
+    pruned = prm[P_PRUNED] > 0.0
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
     cand = np.arange(n)
-    top = np.empty(k, dtype=np.int64)
+    top = np.zeros(k, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
+    S, F = fronts.build_top(counts, means, k)
+    pulled = -1
     lead = np.empty(k, dtype=np.int64)
     in_lead = np.zeros(n, dtype=np.int8)
     theta = np.empty(n)
@@ -132,18 +147,28 @@ def run(ctx, prm):
     led_pulls = np.zeros(n)  # pulls of an arm in its rounds as leader
     while True:
         t = float(iv[engine.PULLS])
-        stopping.top_set(means, k, rng, cand, top, in_top)
-        z, i, j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
+        if pruned and pulled >= 0:
+            fronts.pulled(S, counts, means, pulled)
+        z, i, j = stopping.empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
+        )
         if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
         if forced:
-            m = 0
-            for a in range(1, n):
-                if counts[a] < counts[m]:
-                    m = a
-            if counts[m] < math.sqrt(t) - 0.5 * n:
-                yield m
-                continue
+            floor = math.sqrt(t) - 0.5 * n
+            if pruned:
+                if fronts.min_count(S) < floor:
+                    _c, pulled = fronts.min_count_arm(S)
+                    yield pulled
+                    continue
+            else:
+                m = 0
+                for a in range(1, n):
+                    if counts[a] < counts[m]:
+                        m = a
+                if counts[m] < floor:
+                    yield m
+                    continue
         if leader_rule == TS:
             _posterior_sample(family, sigma, counts, means, rng, theta)
             stopping.top_set(theta, k, rng, cand, lead, in_lead)
@@ -160,12 +185,16 @@ def run(ctx, prm):
                         j = best
                         break
                 if j < 0:  # no distinct sample in max_resample draws: the TC challenger
-                    _z, i, j = stopping.statistic(family, sigma, counts, means, lead, in_lead, rng)
+                    _z, i, j = stopping.set_statistic(
+                        pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
+                    )
             else:
-                _z, i, j = stopping.statistic(family, sigma, counts, means, lead, in_lead, rng)
-        elif challenger == TCI:
-            i = top[0]
-            j = _tci_challenger(family, sigma, counts, means, i, rng)
+                _z, i, j = stopping.set_statistic(pruned, S, F, family, sigma, counts, means, lead, in_lead, rng)
+        elif challenger == TCI:  # (k = 1: i is the empirical best, ties at random)
+            if pruned:
+                j = fronts.tci_query(S, F, family, sigma, counts, means, top, in_top, rng)
+            else:
+                j = _tci_challenger(family, sigma, counts, means, i, rng)
         if ids:
             p = _ids_probability(
                 family, sigma, float(counts[i]), means[i], float(counts[j]), means[j]
@@ -176,13 +205,16 @@ def run(ctx, prm):
             leads[i] += p
             if led_pulls[i] <= leads[i]:
                 led_pulls[i] += 1.0
-                yield i
+                pulled = i
             else:
-                yield j
+                pulled = j
         elif rng.random() < p:
-            yield i
+            pulled = i
         else:
-            yield j
+            pulled = j
+        yield pulled
+    if pruned and k > 1:
+        fronts.top_into(S, top)
     engine.finish(ctx, top)
 
 
@@ -249,7 +281,7 @@ class TopTwo(stopping.GLRAgent):
         prm[P_CHALLENGER] = self.challenger
         prm[P_FORCED] = 1.0 if self.forced else 0.0
         prm[P_RESAMPLE] = self.max_resample
-        return tuple(prm[P_BETA:])
+        return tuple(prm[P_BETA:P_PRUNED])
 
     def __repr__(self) -> str:
         return (

@@ -8,12 +8,12 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.glr import stopping
+from agents.glr import fronts, stopping
 from bandit_envs.lower_bound import optimal_weights_k1
 
 __all__ = ["TrackAndStop", "run"]
 
-P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING = range(6)
+P_FAMILY, P_DELTA, P_THRESH, P_PAIRS, P_CG, P_TRACKING, P_PRUNED = range(7)
 C_TRACKING, D_TRACKING = 0, 1
 
 
@@ -48,16 +48,22 @@ def run(ctx, prm):
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
     cand = np.arange(n)
-    top = np.empty(1, dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     w = np.empty(n)
     wp = np.empty(n)
     cum = np.zeros(n)  # C-tracking: sum over rounds of the projected weights
     score = np.empty(n)  # tracking: how far each arm lags behind its target
+    pruned = prm[P_PRUNED] > 0.0
+    S, F = fronts.build_top(counts, means, 1)
+    arm = -1
     while True:
         t = float(iv[engine.PULLS])
-        stopping.top_set(means, 1, rng, cand, top, in_top)
-        z, _i, _j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
+        if pruned and arm >= 0:
+            fronts.pulled(S, counts, means, arm)
+        z, _i, _j = stopping.empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, 1, rng, cand, top, in_top
+        )
         if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
             break
         optimal_weights_k1(family, sigma, means, w)
