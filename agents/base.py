@@ -526,9 +526,9 @@ class ScriptedAgent(Agent):
             return
         arms, reps = step
         made = info.get("pulls_made")
-        if made is not None:
+        if made is not None:  # the env's pulls: ours unless it projected the action
             made = np.asarray(made)
-            if not np.array_equal(made[arms], reps) or int(made.sum()) != int(reps.sum()):
+            if np.count_nonzero(made) != arms.shape[0] or not np.array_equal(made[arms], reps):
                 arms = np.flatnonzero(made)
                 reps = made[arms]
         self.update(arms, reps, counts, means)

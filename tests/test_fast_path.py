@@ -276,3 +276,99 @@ def test_fast_path_through_wrappers_and_topk_v0() -> None:
     other = agents.run_episode(batch_env, agents.make("uniform"), seed=2)
     assert res.recommendation.tolist() == other.recommendation.tolist()
     assert res.aggregate_regret == other.aggregate_regret
+
+
+#: ``TopK-v0`` points (n, k, distribution, paired).
+ONE_PULL_GRID = [
+    (6, 1, "bernoulli", False),
+    (6, 2, "bernoulli", True),
+    (9, 2, "gaussian", True),
+    (7, 1, "gaussian", False),
+    (8, 2, "categorical", False),
+]
+
+
+def _one_pull_env(setting: str, n: int, k: int, dist: str, paired: bool) -> gym.Env:
+    kwargs: dict[str, Any] = dict(
+        instance=_instance(n, k, dist, seed=n * 31 + k), setting=setting, paired=paired
+    )
+    if setting == "fixed_budget":
+        kwargs["budget"] = 25 * n
+    else:
+        kwargs["max_batches"] = 1000
+        kwargs["cost_per_batch"] = 0.001
+    return gym.make("TopK-v0", **kwargs)
+
+
+def _one_pull_cases() -> list[tuple[str, str, tuple]]:
+    out = []
+    for name in compiled_agents():
+        cls = agents.agent_class(name)
+        for setting, point in itertools.product(("fixed_budget", "fixed_confidence"), ONE_PULL_GRID):
+            if setting not in cls.settings:
+                continue
+            if cls.k_values is not None and point[1] not in cls.k_values:
+                continue
+            if cls.distributions is not None and point[2] not in cls.distributions:
+                continue
+            out.append((name, setting, point))
+    return out
+
+
+@pytest.mark.parametrize(("name", "setting", "point"), _one_pull_cases(), ids=lambda v: str(v))
+def test_act_observe_on_topk_v0_plays_the_fast_path_episode(
+    name: str, setting: str, point: tuple
+) -> None:
+    """On ``TopK-v0`` act/observe through ``env.step`` (an arm index per step, ``n_arms``
+    to stop) plays the fast path's episode: result, reward sums, counts, registers and the
+    agent's next draw."""
+    n, k, dist, paired = point
+    env = _one_pull_env(setting, n, k, dist, paired)
+    assert env.unwrapped.problem.action_format == "arm"
+    for seed in (n, n + 1):
+        _assert_fast_is_reference(env, name, setting, seed)
+
+
+class _PythonSAR(ScriptedAgent):
+    """Successive rejects for the best arm as a plain Python generator (no kernel)."""
+
+    name = "python_sar"
+    settings = frozenset({"fixed_budget"})
+
+    def _run(self):
+        from agents.base import Pull, PullOne
+
+        n, budget = self.problem.n_arms, self.problem.budget
+        alive = list(range(n))
+        log_bar = 0.5 + sum(1.0 / i for i in range(2, n + 1))
+        done = 0
+        for phase in range(1, n):
+            target = int(np.ceil((budget - n) / (log_bar * (n + 1 - phase))))
+            if target > done:
+                yield Pull.each(alive, target - done)
+                done = target
+            worst = min(alive, key=lambda a: (self.means[a], -a))
+            alive.remove(worst)
+            if phase == n - 2:  # one more single pull of the leader
+                yield PullOne(alive[0])
+        return sorted(np.argsort(-self.means, kind="stable")[: self.problem.k].tolist())
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_a_python_agent_plays_both_ids_through_act_observe(paired: bool) -> None:
+    """A third-party Python agent (``_run`` generator, no kernel) plays ``TopK-v0`` and
+    ``TopK-Batch-v0`` through act/observe, and both equal the batch id's sparse path on
+    the same seed (one pull per step: the same pulls, rewards and empirical answer)."""
+    inst = _instance(6, 1, "bernoulli", seed=11)
+    one = gym.make("TopK-v0", instance=inst, budget=60, paired=paired)
+    batch = gym.make(
+        "TopK-Batch-v0", instance=inst, budget=60, batch_size=1, repeat_limit=1, paired=paired
+    )
+    for seed in (0, 1, 2):
+        sparse = agents.run_episode(batch, _PythonSAR(), seed=seed)
+        sparse_counts = batch.unwrapped._counts.copy()
+        dense = agents.run_episode(batch, _PythonSAR(), seed=seed, fast=False)
+        assert not agents.fast_path_applies(one, _PythonSAR())
+        arm = agents.run_episode(one, _PythonSAR(), seed=seed)
+        assert _result_dict(sparse) == _result_dict(dense) == _result_dict(arm)
+        assert np.array_equal(sparse_counts, one.unwrapped._counts)
