@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from agents.learned.families import PRESETS
-from agents.learned.training import train
+from agents.learned.training import TrainConfig, train
 from agents.learned.vec_env import make_training_env
 
 BACKENDS = ("native", "sync", "dummy")
@@ -43,13 +43,15 @@ def ppo_rate(
     n_steps = max(rollout // num_envs, 4)
     algo_kwargs = {"n_steps": n_steps, "batch_size": min(512, n_steps * num_envs), "n_epochs": 5}
     warm = train(
-        env_id,
-        kwargs,
-        total_timesteps=n_steps * num_envs,
-        num_envs=num_envs,
-        backend=backend,
-        algo_kwargs=algo_kwargs,
-        eval_episodes=0,
+        TrainConfig(
+            env_id,
+            kwargs,
+            total_timesteps=n_steps * num_envs,
+            num_envs=num_envs,
+            backend=backend,
+            algo_kwargs=algo_kwargs,
+            eval_episodes=0,
+        ),
         log=None,
     )
     model = warm.model

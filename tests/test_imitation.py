@@ -13,7 +13,7 @@ import torch  # noqa: E402
 
 from agents.bayesian.knowledge_gradient import kg_values  # noqa: E402
 from agents.learned.imitation import ImitationSettings, imitate, kg_teacher  # noqa: E402
-from agents.learned.training import train  # noqa: E402
+from agents.learned.training import TrainConfig, train  # noqa: E402
 
 PRIOR = (5.0, 5.0)
 FAMILY = {
@@ -61,16 +61,15 @@ def test_bad_settings(values: dict, match: str) -> None:
 
 def test_train_refuses_imitation_without_a_prior_or_on_batches() -> None:
     with pytest.raises(ValueError, match="imitate= needs prior"):
-        train("TopK-v0", FAMILY, total_timesteps=0, imitate={}, eval_episodes=0, log=None)
+        train(
+            TrainConfig("TopK-v0", FAMILY, total_timesteps=0, imitate={}, eval_episodes=0), log=None
+        )
     batch = {**FAMILY, "batch_size": 2, "repeat_limit": 1}
     with pytest.raises(ValueError, match="imitate= needs prior"):
         train(
-            "TopK-Batch-v0",
-            batch,
-            total_timesteps=0,
-            prior=PRIOR,
-            imitate={},
-            eval_episodes=0,
+            TrainConfig(
+                "TopK-Batch-v0", batch, total_timesteps=0, prior=PRIOR, imitate={}, eval_episodes=0
+            ),
             log=None,
         )
 
@@ -79,17 +78,19 @@ def test_imitation_fits_the_teacher_and_is_recorded(tmp_path) -> None:
     """Each fit lowers the policy's cross-entropy on the teacher's actions."""
     torch.manual_seed(0)
     result = train(
-        "TopK-v0",
-        FAMILY,
-        total_timesteps=0,
-        num_envs=4,
-        prior=PRIOR,
-        reward="posterior",
-        obs_options={"features": ["post_gap", "post_std", "log_count"]},
-        imitate={"iterations": 3, "episodes": 16, "epochs": 8, "batch_size": 64},
-        eval_episodes=20,
-        sample=False,
-        save_path=tmp_path / "imit.zip",
+        TrainConfig(
+            "TopK-v0",
+            FAMILY,
+            total_timesteps=0,
+            num_envs=4,
+            prior=PRIOR,
+            reward="posterior",
+            obs_options={"features": ["post_gap", "post_std", "log_count"]},
+            imitate={"iterations": 3, "episodes": 16, "epochs": 8, "batch_size": 64},
+            eval_episodes=20,
+            sample=False,
+            save_path=tmp_path / "imit.zip",
+        ),
         log=None,
     )
     history = result.metadata["training"]["imitation"]["history"]
@@ -118,8 +119,6 @@ def test_imitate_needs_a_discrete_one_pull_env() -> None:
     batch = {**FAMILY, "batch_size": 2, "repeat_limit": 1}
     probe = gym.make("TopK-Batch-v0", **batch)
     transform = FlatObservation.from_env(probe, features=["post_gap"], prior=PRIOR)
-    venv, _, _ = make_training_env(
-        "TopK-Batch-v0", 2, env_kwargs=batch, transform=transform
-    )
+    venv, _, _ = make_training_env("TopK-Batch-v0", 2, env_kwargs=batch, transform=transform)
     with pytest.raises(ValueError, match="one-pull family"):
         imitate(None, venv.venv, transform, ImitationSettings(), budget=12)  # type: ignore[arg-type]

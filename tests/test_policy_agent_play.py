@@ -149,7 +149,7 @@ def test_bad_policy_actions_raise_naming_the_value() -> None:
 
 # -------------------------------------------------------- stable-baselines3 models
 pytest.importorskip("stable_baselines3")
-from agents.learned.training import train  # noqa: E402
+from agents.learned.training import TrainConfig, train  # noqa: E402
 
 FAMILY = {"instance": "beta-random", "n_arms": N, "k": K}
 SETTINGS = {
@@ -180,14 +180,16 @@ def test_trained_policy_plays_the_scripted_agents_env(algo: str, train_id: str, 
     family = {**FAMILY, **SETTINGS[setting]}
     trained_on = {**family, **BATCH} if train_id == "TopK-Batch-v0" else family
     result = train(
-        train_id,
-        trained_on,
-        algo=algo,
-        policy="mlp" if algo == "dqn" else "arm-set",
-        total_timesteps=256,
-        num_envs=2,
-        algo_kwargs=TINY[algo],
-        eval_episodes=0,
+        TrainConfig(
+            train_id,
+            trained_on,
+            algo=algo,
+            policy="mlp" if algo == "dqn" else "arm-set",
+            total_timesteps=256,
+            num_envs=2,
+            algo_kwargs=TINY[algo],
+            eval_episodes=0,
+        ),
         log=None,
     )
     assert result.metadata["env_kwargs"].get("invalid_action") == (

@@ -19,7 +19,7 @@ from agents.learned.families import evaluation_env  # noqa: E402
 from agents.learned.metadata import saved_agent_kwargs  # noqa: E402
 from agents.learned.networks import ArmSetPolicy  # noqa: E402
 from agents.learned.saving import load_policy  # noqa: E402
-from agents.learned.training import train  # noqa: E402
+from agents.learned.training import TrainConfig, train  # noqa: E402
 from agents.learned.vec_env import VecFlatObservation, make_training_env  # noqa: E402
 from bandit_envs.wrappers import FlatObservation  # noqa: E402
 
@@ -65,16 +65,18 @@ def test_train_save_reload_play(
         FAST if algo == "ppo" else ({"n_steps": 8} if algo == "a2c" else {"learning_starts": 200})
     )
     result = train(
-        env_id,
-        kwargs,
-        algo=algo,
-        policy=policy,
-        total_timesteps=2048,
-        num_envs=4,
-        seed=0,
-        algo_kwargs=algo_kwargs,
-        eval_episodes=5,
-        save_path=tmp_path / "model",
+        TrainConfig(
+            env_id,
+            kwargs,
+            algo=algo,
+            policy=policy,
+            total_timesteps=2048,
+            num_envs=4,
+            seed=0,
+            algo_kwargs=algo_kwargs,
+            eval_episodes=5,
+            save_path=tmp_path / "model",
+        ),
         log=None,
     )
     assert result.timesteps >= 2048 and result.path == tmp_path / "model.zip"
@@ -136,14 +138,16 @@ def test_train_save_reload_play(
 def test_training_is_deterministic_for_a_seed() -> None:
     runs = [
         train(
-            "TopK-v0",
-            STD,
-            total_timesteps=512,
-            num_envs=2,
-            seed=3,
-            algo_kwargs=FAST,
-            eval_episodes=0,
-            backend="dummy",
+            TrainConfig(
+                "TopK-v0",
+                STD,
+                total_timesteps=512,
+                num_envs=2,
+                seed=3,
+                algo_kwargs=FAST,
+                eval_episodes=0,
+                backend="dummy",
+            ),
             log=None,
         )
         for _ in range(2)
@@ -160,7 +164,10 @@ def test_training_is_deterministic_for_a_seed() -> None:
 @pytest.mark.parametrize("env_id,kwargs", [("TopK-v0", STD), ("TopK-Batch-v0", BATCH)])
 def test_arm_set_policy_is_permutation_equivariant(env_id: str, kwargs: dict) -> None:
     result = train(
-        env_id, kwargs, total_timesteps=256, num_envs=2, algo_kwargs=FAST, eval_episodes=0, log=None
+        TrainConfig(
+            env_id, kwargs, total_timesteps=256, num_envs=2, algo_kwargs=FAST, eval_episodes=0
+        ),
+        log=None,
     )
     assert isinstance(result.model.policy, ArmSetPolicy)
     t = result.transform
@@ -214,13 +221,19 @@ def test_evaluation_env_and_bad_arguments() -> None:
     # the policy plays the env the scripted agents play (PolicyAgent projects its actions)
     assert "invalid_action" not in kw and kw["batch_size"] == 4
     with pytest.raises(ValueError, match="DQN"):
-        train("TopK-Batch-v0", BATCH, algo="dqn", policy="mlp", total_timesteps=10, log=None)
+        train(
+            TrainConfig("TopK-Batch-v0", BATCH, algo="dqn", policy="mlp", total_timesteps=10),
+            log=None,
+        )
     with pytest.raises(ValueError, match="arm-set"):
-        train("TopK-v0", STD, algo="dqn", total_timesteps=10, log=None)
+        train(TrainConfig("TopK-v0", STD, algo="dqn", total_timesteps=10), log=None)
     with pytest.raises(ValueError, match="invalid_action"):
-        train("TopK-Batch-v0", {**BATCH, "invalid_action": "raise"}, total_timesteps=10, log=None)
+        train(
+            TrainConfig("TopK-Batch-v0", {**BATCH, "invalid_action": "raise"}, total_timesteps=10),
+            log=None,
+        )
     with pytest.raises(ValueError, match="algo"):
-        train("TopK-v0", STD, algo="sac", total_timesteps=10, log=None)
+        train(TrainConfig("TopK-v0", STD, algo="sac", total_timesteps=10), log=None)
 
 
 def test_summarize_intervals() -> None:
@@ -235,12 +248,14 @@ def test_summarize_intervals() -> None:
 
 def test_sampled_policy_agent_is_seeded() -> None:
     result = train(
-        "TopK-Batch-v0",
-        BATCH,
-        total_timesteps=256,
-        num_envs=2,
-        algo_kwargs=FAST,
-        eval_episodes=0,
+        TrainConfig(
+            "TopK-Batch-v0",
+            BATCH,
+            total_timesteps=256,
+            num_envs=2,
+            algo_kwargs=FAST,
+            eval_episodes=0,
+        ),
         log=None,
     )
     eid, ekw = evaluation_env("TopK-Batch-v0", BATCH)

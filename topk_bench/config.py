@@ -518,7 +518,7 @@ def _agent_settings(name: str) -> frozenset[str]:
 
 def _policy_source(model: str) -> dict[str, Any]:
     """The manifest's ``source`` of a learned policy (``PolicyAgent`` playing ``model``)."""
-    from agents.policy import PolicyAgent
+    from agents.learned.adapter import PolicyAgent
     from agents.registry import class_source
 
     return {"origin": "saved model", "model": model, **class_source(PolicyAgent)}

@@ -346,7 +346,7 @@ def _train_one(
 
     ``progress``: a tqdm bar in this process; ``queue``: report the steps there instead.
     """
-    from agents.learned.training import train
+    from agents.learned.training import TrainConfig, train
 
     final = model_path(out, spec.model)
     tmp_dir = final.parent / f".tmp-{spec.model}-{os.getpid()}"
@@ -361,7 +361,7 @@ def _train_one(
             log_file.flush()
 
         start = time.perf_counter()
-        train(
+        config = TrainConfig(
             spec.env_id,
             spec.env_kwargs,
             algo=spec.algo,
@@ -381,6 +381,9 @@ def _train_one(
             save_path=tmp_dir / final.name,
             progress_bar=progress,
             torch_threads=1,
+        )
+        train(
+            config,
             log=log,
             callbacks=[_reporter(queue, spec.model)] if queue is not None else (),
         )

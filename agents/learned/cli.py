@@ -17,7 +17,7 @@ import gymnasium as gym
 from agents.learned.algos import ALGOS
 from agents.learned.evaluation import TABLE_HEADER, Summary, compare
 from agents.learned.families import PRESETS, preset_kwargs, training_kwargs
-from agents.learned.training import TrainResult, train
+from agents.learned.training import TrainConfig, TrainResult, train
 from agents.registry import available, make
 
 __all__ = [
@@ -159,7 +159,7 @@ def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> Tra
     env_id, env_kwargs = check_train_args(args)
     policy = args.policy or ("mlp" if args.algo == "dqn" else "arm-set")
     obs_options = {"features": args.features.split(",")} if args.features else None
-    result = train(
+    config = TrainConfig(
         env_id,
         env_kwargs,
         algo=args.algo,
@@ -181,8 +181,8 @@ def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> Tra
         progress_bar=args.progress,
         sample={"auto": None, "yes": True, "no": False}[args.sample],
         backend=args.backend,
-        log=log,
     )
+    result = train(config, log=log)
     if getattr(args, "compare", ""):
         compare_from_args(args, result, log)
     return result
