@@ -32,8 +32,20 @@ def test_agent_stamp_covers_the_engine_and_the_reward_kernels() -> None:
 
 def test_from_package_import_module_and_inheritance_are_followed() -> None:
     # ``from agents import confidence, engine`` and ``from agents.elimination.nsar import NSAR``
-    assert {"agents/engine/confidence.py", "agents/engine/__init__.py"} <= _closure("agents/lucb/family.py")
+    assert {"agents/engine/confidence.py", "agents/engine/__init__.py"} <= _closure(
+        "agents/lucb/family.py"
+    )
     assert "agents/elimination/nsar.py" in _closure("agents/elimination/nsar.py")
+
+
+def test_the_lucb_stamp_covers_the_family_modules_and_their_layout() -> None:
+    """The LUCB kernels embed the family's helpers and read ``layout``'s constants as
+    compile-time constants: the stamp of ``family.py`` hashes them all (``_jit`` hashes a
+    reached source only if it mentions numba, as ``layout.py``'s docstring does)."""
+    reach = _closure("agents/lucb/family.py")
+    modules = ["heaps", "radii", "kinetic", "kl_bounds", "clucb_split", "layout"]
+    assert {f"agents/lucb/{m}.py" for m in modules} <= reach
+    assert b"numba" in (ROOT / "agents/lucb/layout.py").read_bytes()
 
 
 def test_an_agent_stamp_ignores_unrelated_agents() -> None:

@@ -19,6 +19,11 @@ on the Python path: ``PYTHONPATH=. topk-bench run mine.toml`` for a module next 
 config), or a saved model ``ppo:PATH``. ``check`` imports every agent and says where
 its class comes from; the run's manifest and report record it.
 
+The text tables of ``summary`` and ``compare`` give figures to 3 significant digits and
+p-values to 2, and fit the terminal's width (``COLUMNS``; 100 when the output is not a
+terminal) by splitting a wide table into narrower ones; ``DIR/summary.csv`` and
+``compare --format csv|json`` keep full precision.
+
 Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
 130 interrupted (finished episodes are saved; rerun the same command to resume).
 """
@@ -402,13 +407,16 @@ def _parser() -> argparse.ArgumentParser:
         (
             "summary",
             _cmd_summary,
-            "print each metric's mean with a 95%% confidence interval per agent and point "
-            "(also written to DIR/summary.csv)",
+            "print each metric's mean with a 95%% confidence interval per agent and point, "
+            "to 3 significant digits and the terminal's width "
+            "(also written to DIR/summary.csv, at full precision)",
         ),
         ("plot", _cmd_plot, "write one PNG per metric to DIR/figures/"),
     ):
         p = sub.add_parser(
-            name, help=text.split(" (")[0], description=text[0].upper() + text[1:] + "."
+            name,
+            help=text.split(" (")[0],
+            description=(text[0].upper() + text[1:] + ".").replace("%%", "%"),
         )
         p.add_argument("dir", metavar="DIR", help="a results directory written by 'topk-bench run'")
         p.add_argument(
@@ -438,7 +446,8 @@ def _parser() -> argparse.ArgumentParser:
         "--format",
         choices=("text", "csv", "json"),
         default="text",
-        help="text tables (default), the per-point table as CSV, or everything as JSON",
+        help="text tables (default; 3 significant digits, the terminal's width), the "
+        "per-point table as CSV, or everything as JSON (both at full precision)",
     )
     p.set_defaults(func=_cmd_compare)
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from agents.base import check_probability
 from agents.engine import confidence
-from agents.lucb.family import RADIUS_KL, RULE_BOTH, LUCBFamily
+from agents.lucb.family import LUCBFamily
+from agents.lucb.layout import RADIUS_KL, RULE_BOTH
 from bandit_envs import divergences
 from bandit_envs.problem import Problem
 
@@ -91,8 +92,8 @@ class KLLUCB(LUCBFamily):
       Bernoulli means clamped to ``[1e-15, 1 - 1e-15]`` inside the logarithms.
     * Speed: ``beta(t, delta)`` grows with ``t``, so every bound changes every round;
       ``h`` and ``l`` are found exactly by a lazy scheme (epochs of rounds with heap keys
-      at the epoch's largest rate, a best-first walk computing exact bounds; the module
-      docstring of :mod:`agents.lucb.family`), not by recomputing all ``n`` bounds per
+      at the epoch's largest rate, a best-first walk computing exact bounds;
+      :mod:`agents.lucb.kl_bounds`), not by recomputing all ``n`` bounds per
       round. ``tests/test_agents_klucb_ugape.py`` checks it against the literal loop.
       Bernoulli arms with equal (mean, count) are one entry of the heaps (a class).
       Pulls per second at n = 1000 (budget 20n, one core): about 1.2M for Bernoulli

@@ -6,7 +6,8 @@ the skeleton, :class:`agents.lucb.family.LilFamily`, plays them all.
 
 from __future__ import annotations
 
-from agents.lucb.family import RULE_BOTH, RULE_CLUCB, RULE_RANDOM, LilFamily
+from agents.lucb.family import LilFamily
+from agents.lucb.layout import RULE_BOTH, RULE_CLUCB, RULE_RANDOM
 
 __all__ = ["LUCBPlusPlus", "LilCLUCB", "LilLUCB", "LilRandLUCB"]
 
@@ -169,7 +170,7 @@ class LilCLUCB(LilFamily):
     and ``M (+) M~`` is the first ``m`` arms of each order. The kernel keeps those ``2m``
     arms split off the two bound heaps, plus a heap of them by radius whose top is the
     arm to pull; after each pull it restores the split and moves ``m`` by comparing heap
-    tops (:func:`agents.lucb.family._clucb_settle`).
+    tops (:func:`agents.lucb.clucb_split.settle`).
 
     Theorem 4.1: correct with probability at least ``1 - c_eps delta^(1+eps) / N^eps``.
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import check_probability
-from agents.lucb.family import RADIUS_LUCB1, RULE_BOTH, LUCBFamily
+from agents.lucb.family import LUCBFamily
+from agents.lucb.layout import RADIUS_LUCB1, RULE_BOTH
 
 __all__ = ["LUCB"]
 
@@ -46,7 +47,7 @@ class LUCB(LUCBFamily):
     * Ties are broken uniformly at random (the paper does not say).
     * Speed: ``beta(u, t) = sqrt(log(k1 n t^4 / delta)) * 2 sigma / sqrt(2u)`` grows with
       ``t`` for every arm; the bounds are lines in ``sqrt(log(k1 n t^4 / delta))``, kept
-      in the kinetic tournament trees of :mod:`agents.lucb.family` (exact, O(log n)
+      in the kinetic tournament trees of :mod:`agents.lucb.kinetic` (exact, O(log n)
       per update, replays only where the order of two bounds changed).
     """
 
