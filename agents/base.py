@@ -296,9 +296,13 @@ class ScriptedAgent(Agent):
     answer_rule: ClassVar[int] = engine.RULE_EMPIRICAL
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Give a subclass that sets ``kernel`` its fast-path loop (:func:`agents.engine.fast_path`)."""
+        """A subclass that sets ``kernel`` gets its loop (:func:`agents.engine.fast_path`)."""
         super().__init_subclass__(**kwargs)
-        if "kernel" in cls.__dict__ and cls.kernel is not None and "episode_kernel" not in cls.__dict__:
+        if (
+            "kernel" in cls.__dict__
+            and cls.kernel is not None
+            and "episode_kernel" not in cls.__dict__
+        ):
             cls.episode_kernel = staticmethod(engine.fast_path(cls.kernel))
 
     #: ``iv`` registers :meth:`_sampling_spent` reads.
@@ -424,7 +428,7 @@ class ScriptedAgent(Agent):
         return self._stepper
 
     def _sampling_spent(self) -> bool:
-        """Whether the pull budget or ``max_batches`` is spent (:func:`agents.engine.sampling_spent`)."""
+        """Whether the budget or ``max_batches`` is spent (:func:`agents.engine.sampling_spent`)."""
         budget, pulls, most, batches = self._iv[self._SPENT].tolist()
         return (budget >= 0 and pulls >= budget) or (most >= 0 and batches >= most)
 

@@ -49,5 +49,7 @@ def round_robin(
         return alloc
     if (caps < 0).any():
         raise ValueError(f"caps {caps.tolist()} must be >= 0")
-    engine.round_robin(counts, caps, int(total), _LOWEST if rng is None else rng, alloc, rng is None)
+    engine.round_robin(
+        counts, caps, int(total), _LOWEST if rng is None else rng, alloc, rng is None
+    )
     return alloc

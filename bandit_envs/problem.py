@@ -139,7 +139,8 @@ def _resolve_instance(
         return _instances.make(instance, n_arms=n_arms, k=k, **params)
     if params:
         raise ValueError(
-            f"instance_params={params!r} only apply to a named instance, not to {type(instance).__name__}"
+            f"instance_params={params!r} only apply to a named instance, "
+            f"not to {type(instance).__name__}"
         )
     if isinstance(instance, Instance):
         for name, value, have in (("n_arms", n_arms, instance.n_arms), ("k", k, instance.k)):
@@ -157,9 +158,7 @@ def _resolve_instance(
     )
 
 
-def episode_arms(
-    instance: Instance, problem: Problem, rng: np.random.Generator | None
-) -> Arms:
+def episode_arms(instance: Instance, problem: Problem, rng: np.random.Generator | None) -> Arms:
     """The arms of one episode: the instance's draw, in the problem's reward family."""
     arms = instance.arms(rng)
     if arms.distribution == problem.distribution and (
@@ -220,7 +219,9 @@ def build_problem(
         raise ValueError(f"k={k} must be smaller than n_arms={n_arms} (1 <= k < n_arms)")
     if distribution is not None:
         _choice("distribution", distribution, _instances.DISTRIBUTIONS)
-    if sigma is not None and not (isinstance(sigma, numbers.Real) and sigma > 0 and math.isfinite(sigma)):
+    if sigma is not None and not (
+        isinstance(sigma, numbers.Real) and sigma > 0 and math.isfinite(sigma)
+    ):
         raise ValueError(f"sigma={sigma!r} must be a positive finite number")
     inst = _resolve_instance(instance, n_arms, k, instance_params, distribution, sigma)
     n, kk = inst.n_arms, inst.k
@@ -272,7 +273,10 @@ def build_problem(
             if max_batches is None:
                 budget = DEFAULT_BUDGET_PER_ARM * n
             elif batch_size is None:
-                raise ValueError("max_batches without a budget needs a batch_size (budget = max_batches * batch_size)")
+                raise ValueError(
+                    "max_batches without a budget needs a batch_size "
+                    "(budget = max_batches * batch_size)"
+                )
             else:
                 budget = max_batches * batch_size
         if budget < n:
@@ -292,10 +296,16 @@ def build_problem(
         )
     if epsilon is not None and not (isinstance(epsilon, numbers.Real) and epsilon >= 0):
         raise ValueError(f"epsilon={epsilon!r} must be a number >= 0")
-    if not (isinstance(cost_per_batch, numbers.Real) and math.isfinite(cost_per_batch) and cost_per_batch >= 0):
+    if not (
+        isinstance(cost_per_batch, numbers.Real)
+        and math.isfinite(cost_per_batch)
+        and cost_per_batch >= 0
+    ):
         raise ValueError(f"cost_per_batch={cost_per_batch!r} must be a finite number >= 0")
     if cost_per_batch and setting != "fixed_confidence":
-        raise ValueError(f"cost_per_batch={cost_per_batch} applies only to setting='fixed_confidence'")
+        raise ValueError(
+            f"cost_per_batch={cost_per_batch} applies only to setting='fixed_confidence'"
+        )
 
     problem = Problem(
         n_arms=n,

@@ -55,9 +55,7 @@ class BatchPulls(MultiDiscrete):
         if repeat_limit < 1:
             raise ValueError(f"repeat_limit={repeat_limit} must be >= 1")
         if batch_size is not None and repeat_limit > batch_size:
-            raise ValueError(
-                f"repeat_limit={repeat_limit} must not exceed batch_size={batch_size}"
-            )
+            raise ValueError(f"repeat_limit={repeat_limit} must not exceed batch_size={batch_size}")
         super().__init__(np.full(n_arms, repeat_limit + 1, dtype=np.int64), seed=seed)
         self.n_arms = int(n_arms)
         self.batch_size = None if batch_size is None else int(batch_size)

@@ -71,13 +71,13 @@ class TopKEnv(TopKBaseEnv):
     | --- | --- | --- | --- |
     | ``n_arms`` | int | instance's (10) | number of arms |
     | ``k`` | int | instance's (3) | size of the set to identify, ``1 <= k < n_arms`` |
-    | ``instance`` | str, array, Instance | ``"uniform-random"`` | catalog name, means, or instance |
+    | ``instance`` | str, array, Instance | ``"uniform-random"`` | catalog name, means or instance |
     | ``instance_params`` | dict | ``None`` | parameters of a named instance |
     | ``distribution`` | str | instance's | ``"bernoulli"``, ``"gaussian"``, ``"categorical"`` |
     | ``sigma`` | float | instance's | Gaussian reward standard deviation |
     | ``setting`` | str | ``"fixed_budget"`` | or ``"fixed_confidence"`` |
     | ``budget`` | int | ``20 * n_arms`` | total pulls (fixed budget) |
-    | ``max_batches`` | int | ``None`` | pull cap: budget (fixed budget; ``budget <= max_batches``) / truncation (fixed confidence) |
+    | ``max_batches`` | int | ``None`` | pull cap (fixed budget) / truncation (fixed confidence) |
     | ``objective`` | str | ``"aggregate_regret"`` | or ``"misidentification"`` |
     | ``epsilon`` | float | ``None`` | report ``regret <= epsilon`` in ``info`` |
     | ``shuffle`` | bool | ``True`` | permute arms at each reset |
@@ -145,9 +145,7 @@ class TopKEnv(TopKBaseEnv):
         self._stop_action = n
         self.action_space = spaces.Discrete(n + 1)
 
-    def step(
-        self, action: Any
-    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         """Pull arm ``action`` once, or stop sampling (action ``n_arms``)."""
         self._check_can_step()
         if isinstance(action, np.ndarray):

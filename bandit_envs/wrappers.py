@@ -337,7 +337,6 @@ class FlatObservation:
             blocks.append(np.asarray(observation["phase"], dtype=np.float64).reshape(*lead, 1))
         return np.concatenate(blocks, axis=-1).astype(np.float32)
 
-
     def _posterior(self, counts: np.ndarray, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(post_gap, post_std)`` before scaling (see the module docstring)."""
         assert self.prior is not None and self.k is not None
@@ -364,8 +363,7 @@ def _check_prior(
         return None, None, 0.0
     values = list(prior)
     if len(values) != 2 or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
-        for v in values
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf for v in values
     ):
         raise ValueError(f"prior={prior!r} must be (a, b), two positive finite numbers")
     if k is None or int(k) != k or not 1 <= k < n_arms:

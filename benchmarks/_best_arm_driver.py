@@ -99,13 +99,20 @@ def _algorithm(name, env, delta):
         tracker = DTracking(k) if name.endswith("D") else CTracking(k)
         return TrackAndStop(env, delta, tracker, ChernoffStoppingCondition(mode="practice"))
     top_two = {
-        "eb_tc": ("EB", "TC"), "eb_tci": ("EB", "TCI"), "t3c": ("TS", "TC"), "ttts": ("TS", "RS"),
+        "eb_tc": ("EB", "TC"),
+        "eb_tci": ("EB", "TCI"),
+        "t3c": ("TS", "TC"),
+        "ttts": ("TS", "RS"),
     }
     if name in top_two:
         leader, challenger = top_two[name]
         return TopTwoBAI(
-            env, delta, stopping_condition=ChernoffStoppingCondition(mode="practice"),
-            beta=0.5, leader_type=leader, challenger_type=challenger,
+            env,
+            delta,
+            stopping_condition=ChernoffStoppingCondition(mode="practice"),
+            beta=0.5,
+            leader_type=leader,
+            challenger_type=challenger,
         )
     if name == "lucb":
         return LUCB1(env, delta, stopping_condition=LUCBStoppingCondition(epsilon=0.0))

@@ -73,8 +73,15 @@ def _batch_episodes(
 ) -> tuple[float, int, int]:
     """(CPU seconds, batches, pulls) of ``episodes`` episodes, (b, r) = (b, b), n = 1000, K = 10."""
     env = gym.make(
-        "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=1000, k=10,
-        budget=budget, batch_size=b, repeat_limit=b, answer="agent", paired=paired,
+        "TopK-Batch-v0",
+        instance="zhou2014-two-level",
+        n_arms=1000,
+        k=10,
+        budget=budget,
+        batch_size=b,
+        repeat_limit=b,
+        answer="agent",
+        paired=paired,
     )
     agent = agents.make(name)
     agents.run_episode(env, agent, seed=0)
@@ -127,10 +134,13 @@ def fresh_process_warmup(names: list[str], cache_dir: str) -> str:
         "        continue  # (lil_ucb: k = 1 only)\n"
         "    agents.run_episode(env, agents.make(name), seed=0)\n"
         "t2 = time.perf_counter()\n"
-        f"print(f'import {{t1 - t0:.2f}} s, first episode of {len(names)} agents {{t2 - t1:.2f}} s')\n"
+        f"print(f'import {{t1 - t0:.2f}} s, '\n"
+        f"      f'first episode of {len(names)} agents {{t2 - t1:.2f}} s')\n"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     return out.stdout.strip()
 
 
@@ -143,7 +153,9 @@ def main() -> None:
     skipped = [a for a in (args.agents or agents.available()) if not _compiled(a)]
     episodes = 2 if args.quick else 5
     print("1. pulls/s, n = 1000, budget 20n (CPU time; target 1e6)")
-    print(f"{'agent':16s} {'K=10 b=1':>12s} {'K=100 b=1':>12s} {'K=10 None':>12s} {'K=100 None':>12s}")
+    print(
+        f"{'agent':16s} {'K=10 b=1':>12s} {'K=100 b=1':>12s} {'K=10 None':>12s} {'K=100 None':>12s}"
+    )
     for name in names:
         cells = []
         for b in (1, None):
@@ -154,7 +166,9 @@ def main() -> None:
                     continue
                 rate = pulls_per_second(name, 1000, k, b, episodes)
                 cells.append(f"{rate / 1e6:.2f}M" if rate >= 1e5 else f"{rate / 1e3:.1f}k")
-        print(f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3])))
+        print(
+            f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3]))
+        )
     if skipped:
         print(
             f"(not compiled, not measured: {', '.join(skipped)}; bayes_dp is an exact dynamic "
@@ -168,7 +182,8 @@ def main() -> None:
             for paired in (False, True):
                 us, ns, marginal = batch_cost(name, b, episodes, paired)
                 print(
-                    f"{name:16s} b={b:3d} {'paired  ' if paired else 'unpaired'}: {us:7.2f} us/batch"
+                    f"{name:16s} b={b:3d} {'paired  ' if paired else 'unpaired'}: "
+                    f"{us:7.2f} us/batch"
                     f" = {ns:6.1f} ns/pull, marginal {marginal:5.2f} us/batch"
                     f" (target {2 + 0.05 * b:.2f} us)"
                 )

@@ -37,8 +37,13 @@ def _batch_env(n: int) -> gym.Env:
     means = np.full(n, 0.5)
     means[: n // 100] = 0.6
     return gym.make(
-        "TopK-Batch-v0", instance=means, k=max(1, n // 100), budget=20 * n, batch_size=1,
-        repeat_limit=1, answer="agent",
+        "TopK-Batch-v0",
+        instance=means,
+        k=max(1, n // 100),
+        budget=20 * n,
+        batch_size=1,
+        repeat_limit=1,
+        answer="agent",
     )
 
 
@@ -130,7 +135,9 @@ def python_agent(n: int, budget: int, repeat: int) -> None:
         env.step(i % n)
     bare = (time.process_time() - t0) / budget
     print(f"\n2. a do-nothing Python agent through run_episode on TopK-v0, n = {n}")
-    print(f"   {1 / best:,.0f} pulls/s ({best * 1e6:.2f} us/pull); bare env.step {bare * 1e6:.2f} us")
+    print(
+        f"   {1 / best:,.0f} pulls/s ({best * 1e6:.2f} us/pull); bare env.step {bare * 1e6:.2f} us"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -103,7 +103,9 @@ def test_imports_point_down(name: str) -> None:
         there = LAYERS.index(layer(target))
         if there < here:
             continue
-        assert there == here, f"{name} ({layer(name)}) imports {target} ({layer(target)}): an arrow up"
+        assert there == here, (
+            f"{name} ({layer(name)}) imports {target} ({layer(target)}): an arrow up"
+        )
         if layer(name) == "engine":
             assert ENGINE_ORDER.index(target) < ENGINE_ORDER.index(name), (
                 f"{name} imports {target}, which comes after it in the engine's order"

@@ -371,9 +371,18 @@ def test_nsar_bad_p(p):
 @pytest.mark.parametrize(
     "params",
     [
-        {"delta_1": 0}, {"delta_1": 1}, {"alpha": 0}, {"alpha": 1.0}, {"alpha": 1.5},
-        {"epsilon": -0.1}, {"epsilon": float("inf")}, {"delta": 0}, {"delta": 1},
-        {"delta": float("nan")}, {"k1": 0.5}, {"delta_1": True},
+        {"delta_1": 0},
+        {"delta_1": 1},
+        {"alpha": 0},
+        {"alpha": 1.0},
+        {"alpha": 1.5},
+        {"epsilon": -0.1},
+        {"epsilon": float("inf")},
+        {"delta": 0},
+        {"delta": 1},
+        {"delta": float("nan")},
+        {"k1": 0.5},
+        {"delta_1": True},
     ],
 )
 def test_at_lucb_bad_params(params):

@@ -342,8 +342,19 @@ def test_second_run_on_the_same_directory_is_refused(exp, reference, tmp_path):
         config = tmp_path / "c.yaml"  # JSON is YAML
         config.write_text(json.dumps(CONFIG))
         proc = subprocess.run(
-            [sys.executable, "-m", "topk_bench.cli", "run", str(config), "--out", str(out),
-             "--jobs", "1", "--no-progress", "--no-report"],  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "topk_bench.cli",
+                "run",
+                str(config),
+                "--out",
+                str(out),
+                "--jobs",
+                "1",
+                "--no-progress",
+                "--no-report",
+            ],  # fmt: skip
             capture_output=True,
             text=True,
             timeout=120,

@@ -138,8 +138,16 @@ def test_fast_path_plays_the_reference_episode(name: str, setting: str, point: t
 def test_fast_path_plays_whole_pac_elimination_episodes(name: str, dist: str, paired: bool) -> None:
     """Whole episodes of the PAC eliminations (rounds of 1e5 pulls per arm: one batch each)."""
     inst = _instance(5, 1, dist, seed=3)
-    env = gym.make("TopK-Batch-v0", instance=inst, batch_size=None, repeat_limit=10**9,
-                   setting="fixed_confidence", max_batches=100, answer="agent", paired=paired)
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=inst,
+        batch_size=None,
+        repeat_limit=10**9,
+        setting="fixed_confidence",
+        max_batches=100,
+        answer="agent",
+        paired=paired,
+    )
     for seed in (0, 1):
         fast = agents.run_episode(env, agents.make(name), seed=seed)
         ref = agents.run_episode(env, agents.make(name), seed=seed, fast=False)
@@ -176,8 +184,8 @@ def _assert_fast_is_reference(env: gym.Env, name: str, setting: str, seed: int) 
 def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | None) -> None:
     """``batch_size=1``: the fused one-pull loop of ``drive`` plays the reference episode.
 
-    Pull requests at one pull per batch (``agents.engine.serving._one_pull_request``), with and without
-    a repeat limit, ended by the request, the budget or ``max_batches`` mid-request.
+    Pull requests at one pull per batch (``agents.engine.serving._one_pull_request``), with and
+    without a repeat limit, ended by the request, the budget or ``max_batches`` mid-request.
     """
     for dist, paired in (("bernoulli", False), ("gaussian", True)):
         env = _make_env(setting, 5, 1, 1, r, dist, paired)
@@ -210,7 +218,9 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
     the scheduler, the episode is the reference path's, registers and agent draws included.
     """
     for (n, k), dist, paired in (
-        ((150, 5), "bernoulli", False), ((150, 5), "gaussian", True), ((8, 2), "bernoulli", False)
+        ((150, 5), "bernoulli", False),
+        ((150, 5), "gaussian", True),
+        ((8, 2), "bernoulli", False),
     ):
         env = _make_env(setting, n, k, 64, r, dist, paired)
         for seed in (0, 1):
@@ -224,8 +234,13 @@ def test_distinct_check_of_whole_batches() -> None:
     raises; the scratch bitmap is left clear either way.
     """
     bits = np.zeros(3, dtype=np.uint64)
-    cases = [([5, 130, 64, 0, 63], True), ([5, 130, 64, 130], False), ([7, 7], False),
-             ([0, 64, 128, 1, 65, 0], False), ([191], True)]
+    cases = [
+        ([5, 130, 64, 0, 63], True),
+        ([5, 130, 64, 130], False),
+        ([7, 7], False),
+        ([0, 64, 128, 1, 65, 0], False),
+        ([191], True),
+    ]
     for arms, distinct in cases:
         a = np.array(arms, dtype=np.int64)
         assert agents.engine.serving._distinct(a, a.shape[0], bits) is distinct
@@ -304,7 +319,9 @@ def _one_pull_cases() -> list[tuple[str, str, tuple]]:
     out = []
     for name in compiled_agents():
         cls = agents.agent_class(name)
-        for setting, point in itertools.product(("fixed_budget", "fixed_confidence"), ONE_PULL_GRID):
+        for setting, point in itertools.product(
+            ("fixed_budget", "fixed_confidence"), ONE_PULL_GRID
+        ):
             if setting not in cls.settings:
                 continue
             if cls.k_values is not None and point[1] not in cls.k_values:

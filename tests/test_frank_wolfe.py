@@ -120,9 +120,10 @@ def test_fw_games_of_the_agent_match_linprog() -> None:
     want = 0 if gi[b] > gb[b] else b
     assert np.array_equal(ws[fw.Z, :n], np.eye(n)[want])
     # forced exploration: floor(t / K) a perfect square
-    assert fw.fw_direction(
-        dv.BERNOULLI, 0.5, means, 5.0 * 49 + 3, 0, ws, gbuf, active, basis, rng
-    ) == 0
+    assert (
+        fw.fw_direction(dv.BERNOULLI, 0.5, means, 5.0 * 49 + 3, 0, ws, gbuf, active, basis, rng)
+        == 0
+    )
     assert np.allclose(ws[fw.Z, :n], 0.2)
 
 

@@ -38,7 +38,9 @@ def test_statistic_is_the_min_over_all_pairs(family: int, sigma: float, k: int) 
 def test_thresholds_by_hand() -> None:
     assert stopping.beta("gk2016", 100, 0.1, 4, 1) == pytest.approx(math.log(2 * 100 * 3 / 0.1))
     assert stopping.beta("gk2016", 100, 0.1, 10, 3) == pytest.approx(math.log(2 * 100 * 21 / 0.1))
-    assert stopping.beta("log", 100, 0.05, 4, 1) == pytest.approx(math.log((1 + math.log(100)) / 0.05))
+    assert stopping.beta("log", 100, 0.05, 4, 1) == pytest.approx(
+        math.log((1 + math.log(100)) / 0.05)
+    )
     # kk2021: 2 C_G(x) with C_G the minimum over lambda, checked on a grid
     x = 0.5 * math.log(3 / 0.1)
     grid = np.linspace(0.5 + 1e-6, 1 - 1e-6, 200001)

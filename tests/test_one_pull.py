@@ -312,7 +312,10 @@ def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch) -
         ref = agents.run_episode(env, agents.make(name, **params), seed=0, fast=False)
         stopped = ref.pulls < 200 if setting == "fixed_budget" else ref.terminated
         assert calls["one"] + calls["sparse"] == ref.pulls + stopped, name  # + the stop step
-        assert (fast.pulls, fast.recommendation.tolist()) == (ref.pulls, ref.recommendation.tolist())
+        assert (fast.pulls, fast.recommendation.tolist()) == (
+            ref.pulls,
+            ref.recommendation.tolist(),
+        )
 
 
 class _EachOnce(ScriptedAgent):

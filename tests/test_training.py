@@ -1,4 +1,4 @@
-"""agents.learned training: short SB3 runs, saved models that replay exactly through PolicyAgent (CPU)."""
+"""agents.learned training: short SB3 runs; saved models replay exactly through PolicyAgent."""
 
 from __future__ import annotations
 

@@ -63,8 +63,14 @@ def _instance(kind: str, n: int, k: int):
         (UGapEb, _FullEb, "gaussian", 30, 5, {"setting": "fixed_budget", "budget": 900}),
         (UGapEc, _FullEc, "two-level", 40, 10, {"setting": "fixed_budget", "budget": 1200}),
         (UGapEc, _FullEc, "categorical", 20, 3, {"setting": "fixed_budget", "budget": 600}),
-        (UGapEc, _FullEc, "gaussian", 12, 2, {"setting": "fixed_confidence", "max_batches": 800,
-                                              "batch_size": 2, "repeat_limit": 1}),
+        (
+            UGapEc,
+            _FullEc,
+            "gaussian",
+            12,
+            2,
+            {"setting": "fixed_confidence", "max_batches": 800, "batch_size": 2, "repeat_limit": 1},
+        ),
     ],
 )
 def test_bucket_select_equals_the_full_select(cls, full, kind, n, k, extra):

@@ -23,23 +23,21 @@ floating-point differences across machines). A model is written under a temporar
 name and renamed when complete: an interrupted training leaves nothing half-written.
 
 Keys of a ``[[train]]`` table (see :func:`agents.learned.training.train` for their meaning):
-``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``,
-``algo`` (``ppo``), ``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs``
-(8), ``seed`` (0), ``algo_kwargs``, ``reward_scale`` (10), ``eval_episodes`` (100:
-validation episodes at the end that choose whether the policy plays its most likely
-action or samples), ``eval_every`` (none: validate only at the end; else also every
-that many steps), ``keep_best`` (false: play the final model; true: play the
-checkpoint with the lowest validation regret, kept as OUT/models/MODEL.zip, and keep
-the final one as MODEL-final.zip), ``prior`` (``[a, b]``: the family's means are drawn
-from Beta(a, b) and the policy knows it: posterior features, answer with the posterior
-top k), ``reward`` (``"env"`` or ``"posterior"``, the change of the posterior top-k
-value at each step), ``obs_options`` (arguments of the observation transform, e.g.
-``{ features = ["post_gap", "post_std", "log_count"] }``) and ``imitate`` (DAgger
-settings: fit the policy to a prior-aware teacher before PPO, see
-:mod:`agents.learned.imitation`; ``timesteps = 0`` then skips PPO). Validation seeds are disjoint from the benchmark's,
-so choosing a checkpoint on them does not bias the benchmark. ``reduced.train``
-overrides any of them but ``model`` for every model in reduced mode (e.g.
-``{ timesteps = 2048 }``).
+``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``, ``algo`` (``ppo``),
+``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs`` (8), ``seed`` (0), ``algo_kwargs``,
+``reward_scale`` (10), ``eval_episodes`` (100: validation episodes at the end that choose whether
+the policy plays its most likely action or samples), ``eval_every`` (none: validate only at the end;
+else also every that many steps), ``keep_best`` (false: play the final model; true: play the
+checkpoint with the lowest validation regret, kept as OUT/models/MODEL.zip, and keep the final one
+as MODEL-final.zip), ``prior`` (``[a, b]``: the family's means are drawn from Beta(a, b) and the
+policy knows it: posterior features, answer with the posterior top k), ``reward`` (``"env"`` or
+``"posterior"``, the change of the posterior top-k value at each step), ``obs_options`` (arguments
+of the observation transform, e.g. ``{ features = ["post_gap", "post_std", "log_count"] }``) and
+``imitate`` (DAgger settings: fit the policy to a prior-aware teacher before PPO, see
+:mod:`agents.learned.imitation`; ``timesteps = 0`` then skips PPO). Validation seeds are disjoint
+from the benchmark's, so choosing a checkpoint on them does not bias the benchmark.
+``reduced.train`` overrides any of them but ``model`` for every model in reduced mode (e.g. ``{
+timesteps = 2048 }``).
 
 Shipped models: ``topk_bench/pretrained/EXPERIMENT/MODEL.zip`` (+ ``.json``) holds
 models trained by this command for a shipped experiment. A missing model is copied from
@@ -283,7 +281,11 @@ def check_point(spec: TrainSpec, point_env: Mapping[str, Any], where: str) -> No
     """
     family = evaluation_kwargs(spec)
     defaults = {"batch_size": None, "repeat_limit": None}
-    keys = ("n_arms", "k") if spec.env_id == "TopK-v0" else ("n_arms", "k", "batch_size", "repeat_limit")
+    keys = (
+        ("n_arms", "k")
+        if spec.env_id == "TopK-v0"
+        else ("n_arms", "k", "batch_size", "repeat_limit")
+    )
     for key in keys:
         want = family.get(key, defaults.get(key))
         got = point_env.get(key, defaults.get(key))

@@ -1,1 +1,4 @@
-"""Prior-aware (Bayesian) yardsticks on Beta-Bernoulli families: knowledge gradient, top-two Thompson sampling, the exact Bayes-optimal DP."""
+"""Prior-aware (Bayesian) yardsticks on Beta-Bernoulli families.
+
+The knowledge gradient, top-two Thompson sampling, and the exact Bayes-optimal DP.
+"""

@@ -24,7 +24,7 @@ def _is_real(x: object) -> bool:
 
 @numba.njit(cache=True)
 def round_pulls(r, n, sigma, delta, paper):
-    """``m_r`` of round ``r >= 1`` (``paper``: the printed rule, else the rule restored from the proofs)."""
+    """``m_r`` of round ``r >= 1`` (``paper``: the printed rule, else the one of the proofs)."""
     scale = (2.0 * sigma) ** 2
     if paper:
         m = 2.0 ** (2 * r) * math.log(2.0 * n * r * r / delta)
@@ -237,4 +237,3 @@ class AdaptiveTopK(ScriptedAgent):
     def round(self) -> int:
         """The current round ``r`` (0 before the first)."""
         return int(self.ctx.fv[_ROUND])
-

@@ -223,7 +223,7 @@ def _after_level_up(counts, means, c, arms, nb, yt, nyt, cut, ymin_v, kt, xt, xv
         nxt -= 1
     for j in range(nxt):
         xv[j] = means[xt[j]]
-    nyt = lb.top_into(means, tmp[top - ny:], ny, kt + 1, yt)
+    nyt = lb.top_into(means, tmp[top - ny :], ny, kt + 1, yt)
     ymin = -1
     for j in range(top - ny, top):
         if ymin < 0 or means[tmp[j]] < means[ymin]:
@@ -270,7 +270,17 @@ def run(ctx, prm):
         nw = (n + 63) >> 6
         xv = np.empty(max(n, 2))  # the values of X's list when it was built
         c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
-            ctx.counts, ctx.means, s, m, k, work[_X], work[_SB], nw, work[_XT], xv, work[_YT],
+            ctx.counts,
+            ctx.means,
+            s,
+            m,
+            k,
+            work[_X],
+            work[_SB],
+            nw,
+            work[_XT],
+            xv,
+            work[_YT],
             work[_TMP],
         )
         work[_VIRT, :] = -1
@@ -291,16 +301,39 @@ def run(ctx, prm):
             kt = k - na
             if decided:
                 c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
-                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv,
-                    work[_YT], work[_TMP],
+                    ctx.counts,
+                    ctx.means,
+                    s,
+                    m,
+                    kt,
+                    work[_X],
+                    work[_SB],
+                    nw,
+                    work[_XT],
+                    xv,
+                    work[_YT],
+                    work[_TMP],
                 )
             fresh = True
             total, supply, per_arm = lowest_level.batch_total(ctx, m)
             nb = -1
             if 0 < total < supply and nx <= total:
                 nb, short = lowest_level.level_up(
-                    work[_X], work[_SB], nw, nx, m, total, per_arm, work[_VIRT], work[_JPOS],
-                    work[_BITS], work[_CB], ctx.rng, work[_PICK], work[_RA], work[_RR],
+                    work[_X],
+                    work[_SB],
+                    nw,
+                    nx,
+                    m,
+                    total,
+                    per_arm,
+                    work[_VIRT],
+                    work[_JPOS],
+                    work[_BITS],
+                    work[_CB],
+                    ctx.rng,
+                    work[_PICK],
+                    work[_RA],
+                    work[_RR],
                 )
             if nb >= 0:
                 # the batch that ends the sweep of X: the levels move up one pull
@@ -308,8 +341,19 @@ def run(ctx, prm):
                 ymin_v = ctx.means[ymin] if ymin >= 0 else np.inf
                 yield engine.request_pull(ctx, work[_RA, :nb], work[_RR, :nb])
                 nxt, nyt, xmin_v, xpad, ymin = _after_level_up(
-                    ctx.counts, ctx.means, c, work[_RA], nb, work[_YT], nyt, cut, ymin_v, kt,
-                    work[_XT], xv, work[_TMP],
+                    ctx.counts,
+                    ctx.means,
+                    c,
+                    work[_RA],
+                    nb,
+                    work[_YT],
+                    nyt,
+                    cut,
+                    ymin_v,
+                    kt,
+                    work[_XT],
+                    xv,
+                    work[_TMP],
                 )
                 c += 1
                 nx = m - short
@@ -324,16 +368,39 @@ def run(ctx, prm):
             else:
                 yield engine.request_batch(ctx, work[_S, :m])
                 c, nx, nxt, nyt, xmin_v, xpad, ymin = lb.levels(
-                    ctx.counts, ctx.means, s, m, kt, work[_X], work[_SB], nw, work[_XT], xv,
-                    work[_YT], work[_TMP],
+                    ctx.counts,
+                    ctx.means,
+                    s,
+                    m,
+                    kt,
+                    work[_X],
+                    work[_SB],
+                    nw,
+                    work[_XT],
+                    xv,
+                    work[_YT],
+                    work[_TMP],
                 )
             if c + 1 >= table.shape[0]:
                 table = width_table(table, c + 1, omega, sigma)
             wx = table[c]
             wy = table[c + 1]
             decided = lb.maybe_decided(
-                ctx.means, ctx.counts, c, work[_XT], xv, nxt, nx, xmin_v, xpad,
-                work[_YT], nyt, ymin, wx, wy, kt,
+                ctx.means,
+                ctx.counts,
+                c,
+                work[_XT],
+                xv,
+                nxt,
+                nx,
+                xmin_v,
+                xpad,
+                work[_YT],
+                nyt,
+                ymin,
+                wx,
+                wy,
+                kt,
             )
             if decided:
                 if not fresh:
@@ -457,4 +524,3 @@ class BatchRacing(ScriptedAgent):
     def surviving(self) -> np.ndarray:
         """The undecided arms ``S`` (increasing)."""
         return self.undecided
-

@@ -334,4 +334,3 @@ class BatchSAR(ScriptedAgent):
     def surviving(self) -> np.ndarray:
         """The arms neither accepted nor rejected (ascending)."""
         return self.undecided
-

@@ -313,14 +313,13 @@ class SuccessiveRejects(SAR):
         surviving arm gets ``n_k - n_{k-1}`` more pulls, then the arm of lowest empirical
         mean is rejected; the last arm is the answer.
 
-    Why it is :class:`~agents.elimination.nsar.SAR` with ``k = 1``: SAR (Bubeck, Wang, Viswanathan 2013)
-    is built on SR's phases (the same ``n_k``); with one arm to find, the arm of largest
-    empirical gap is the one of lowest mean (its gap ``mean_1 - mean_i`` is the largest),
-    so SAR rejects exactly SR's arm. They differ only when every surviving arm but the
-    leader ties with it in gap (all of them at the same mean): SAR may then accept the
-    leader and stop before the last phase, with the same answer and fewer pulls.
-    ``tests/test_classic_agents.py`` checks the phases and the rejections against an
-    independent implementation of SR on tie-free instances.
+    Why it is :class:`~agents.elimination.nsar.SAR` with ``k = 1``: SAR (Bubeck, Wang, Viswanathan
+    2013) is built on SR's phases (the same ``n_k``); with one arm to find, the arm of largest
+    empirical gap is the one of lowest mean (its gap ``mean_1 - mean_i`` is the largest), so SAR
+    rejects exactly SR's arm. They differ only when every surviving arm but the leader ties with it
+    in gap (all of them at the same mean): SAR may then accept the leader and stop before the last
+    phase, with the same answer and fewer pulls. ``tests/test_classic_agents.py`` checks the phases
+    and the rejections against an independent implementation of SR on tie-free instances.
 
     Settings: fixed budget, k = 1.
     """

@@ -165,17 +165,16 @@ class OptMAI(ScriptedAgent):
     Section 6 implementation details (all followed):
 
     * empirical means use every sample of the arm so far, not only this round's;
-    * the budget is used in full: the algorithm runs with the largest ``Q'`` whose
-      longest possible run still fits the pull budget (Sec. 6: "run with a parameter
-      slightly greater than Q"; without it only about 85% of the budget is spent). The sizes ``|S_r|`` of
-      the rounds are fixed in advance (each round removes a fixed number of arms unless
-      the run ends), so the longest run and its pulls
-      ``sum_r |S_r| floor(beta^r (1 - beta) Q' / |S_r|)`` are known before the first
-      pull; ``Q'`` is found by bisection. Without this about 85% of the budget is spent.
-      Measured use: >= 95% at the paper's scale (n = 200 and 1000, Q = 20n..100n,
-      beta in {0.8, 0.9, theory}); less at small n with beta near 1, where the AR stage
-      gets a large share and the run often ends early with ``|T| = k`` (e.g. 86% for
-      n = 50, k = 3, Q = 20n, beta = theory; 72% for n = 10, k = 9, Q = 20n).
+    * the budget is used in full: the algorithm runs with the largest ``Q'`` whose longest possible
+      run still fits the pull budget (Sec. 6: "run with a parameter slightly greater than Q"). The
+      sizes ``|S_r|`` of the rounds are fixed in advance (each round removes a fixed number of arms
+      unless the run ends), so the longest run and its pulls
+      ``sum_r |S_r| floor(beta^r (1 - beta) Q' / |S_r|)`` are known before the first pull;
+      ``Q'`` is found by bisection. Without this about 85% of the budget is spent. Measured
+      use: >= 95% at the paper's scale (n = 200 and 1000, Q = 20n..100n, beta in {0.8, 0.9,
+      theory}); less at small n with beta near 1, where the AR stage gets a large share and
+      the run often ends early with ``|T| = k`` (e.g. 86% for n = 50, k = 3, Q = 20n,
+      beta = theory; 72% for n = 10, k = 9, Q = 20n).
     * ``beta`` is a tuning parameter in ``(0.75, 1)``; Section 6 reports 0.8 and 0.9
       and recommends 0.8 ("one could simply set beta = 0.8"), the default here. The
       theory value ``e^0.2 * 3/4`` is ``beta="theory"`` (or :data:`THEORY_BETA`).
@@ -194,11 +193,10 @@ class OptMAI(ScriptedAgent):
 
     * Per-arm pulls per round are ``floor(beta^r (1 - beta) Q' / |S_r|)`` (the paper's
       ``Q/|S|`` is not an integer); rounding is absorbed by the choice of ``Q'``.
-    * Quartile: QE drops exactly ``floor(|S|/4)`` arms, AR removes ``ceil(|S|/4)``
-      (the paper's ``while |S| > 3s/4``), so every round removes at least one arm
-      (with ``|S| < 4`` a quarter would round to zero). Ties between equal empirical means (common with Bernoulli
-      rewards) are broken uniformly at random, in the quartile, the top-``k'`` set and
-      the order of equal gaps.
+    * Quartile: QE drops exactly ``floor(|S|/4)`` arms, AR removes ``ceil(|S|/4)`` (the paper's
+      ``while |S| > 3s/4``), so every round removes at least one arm (with ``|S| < 4`` a quarter
+      would round to zero). Ties between equal empirical means (common with Bernoulli rewards) are
+      broken uniformly at random, in the quartile, the top-``k'`` set and the order of equal gaps.
     * Accept or discard: Alg. 3 accepts a removed arm ``a`` if
       ``m_a >= m_(k'+1)``. The (k'+1)-th arm itself always has the same gap as the
       k'-th (``m_(k') - m_(k'+1)``), and with ``>=`` it is accepted whenever it is
@@ -301,4 +299,3 @@ class OptMAI(ScriptedAgent):
     def active(self) -> np.ndarray:
         """The active arms ``S`` (increasing)."""
         return self.undecided
-

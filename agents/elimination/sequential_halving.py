@@ -66,11 +66,11 @@ class SequentialHalving(ScriptedAgent):
         arms of ``S_r`` with the highest empirical means of round ``r``'s samples; answer
         the last arm left (Theorem 4.1: error at most ``3 log2(n) exp(-T / (8 log2(n) H2))``).
 
-    Relation to :class:`~agents.elimination.halving.Halving` (Jun et al. 2016, Alg. 4): Halving adapts
-    this algorithm to top-k with batches (``ceil(log2(n/k))`` stages, the budget split in
-    batches, means over all samples). With k = 1 and one pull per step the two differ in
-    the budget split (``floor(T / (|S_r| ceil(log2 n)))`` per arm here) and in the means
-    (round-only here, as in the paper's analysis, which needs rounds independent).
+    Relation to :class:`~agents.elimination.halving.Halving` (Jun et al. 2016, Alg. 4): Halving
+    adapts this algorithm to top-k with batches (``ceil(log2(n/k))`` stages, the budget split in
+    batches, means over all samples). With k = 1 and one pull per step the two differ in the budget
+    split (``floor(T / (|S_r| ceil(log2 n)))`` per arm here) and in the means (round-only here, as
+    in the paper's analysis, which needs rounds independent).
 
     Args:
         round_means: ``True`` (paper): rank by the means of the round's samples only;

@@ -51,10 +51,11 @@ bit):
   fast path) call them as ``drive`` does.
 
 Batches follow Jun et al. (2016) Algorithm 1 (RoundRobin; its line 5 ``a_l <= r`` read as
-``a_l < r``, a typo: with ``<=`` an arm could take ``r + 1`` pulls): each pull goes to the requested arm with the fewest pulls
-(counting the batch's own), ties uniformly at random; :func:`round_robin` computes the
-allocation by water filling, and one-pull batches take the arms of the lowest level in
-random order from a bucket (the same law, O(1) amortised per pull).
+``a_l < r``, a typo: with ``<=`` an arm could take ``r + 1`` pulls): each pull goes to the
+requested arm with the fewest pulls (counting the batch's own), ties uniformly at random;
+:func:`round_robin` computes the allocation by water filling, and one-pull batches take the
+arms of the lowest level in random order from a bucket (the same law, O(1) amortised per
+pull).
 """
 
 from __future__ import annotations

@@ -75,7 +75,10 @@ class Stepper:
     def __init__(self, ctx: Ctx) -> None:
         frame = self._frame = _wrap(ctx)
         sched, close = _entry(_schedule, frame), _entry(_close_request, frame)
-        accept, record = _entry(_accept_request, frame, 0), _entry(_record_batch, frame, _ARMS, _ARMS)
+        accept, record = (
+            _entry(_accept_request, frame, 0),
+            _entry(_record_batch, frame, _ARMS, _ARMS),
+        )
         self.schedule = lambda: sched(frame)
         self.close_request = lambda: close(frame)
         self.accept_request = lambda code: accept(frame, code)

@@ -1,1 +1,5 @@
-"""GLR-stopped algorithms: the Top-Two family, Track-and-Stop, Frank-Wolfe sampling, the game explorer."""
+"""GLR-stopped algorithms.
+
+The GLR statistic and its thresholds, the Top-Two family, Track-and-Stop, Frank-Wolfe
+sampling and the game explorer.
+"""

@@ -210,6 +210,7 @@ def empirical_statistic(pruned, S, F, family, sigma, counts, means, k, rng, cand
     top_set(means, k, rng, cand, top, in_top)
     return statistic(family, sigma, counts, means, top, in_top, rng)
 
+
 @numba.njit(cache=True)
 def set_statistic(pruned, S, F, family, sigma, counts, means, lead, in_lead, rng):
     """``(Z, i, j)`` over the pairs (i in the set ``lead``, j outside): pruned or full pass.

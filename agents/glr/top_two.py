@@ -189,7 +189,9 @@ def run(ctx, prm):
                         pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
                     )
             else:
-                _z, i, j = stopping.set_statistic(pruned, S, F, family, sigma, counts, means, lead, in_lead, rng)
+                _z, i, j = stopping.set_statistic(
+                    pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
+                )
         elif challenger == TCI:  # (k = 1: i is the empirical best, ties at random)
             if pruned:
                 j = fronts.tci_query(S, F, family, sigma, counts, means, top, in_top, rng)

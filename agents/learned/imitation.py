@@ -1,13 +1,13 @@
 """Imitation of a prior-aware teacher (DAgger), the warm start of a learned policy.
 
 A policy trained from scratch by PPO on a terminal regret learns slowly on the
-``learned-vs-scripted`` family (EXPERIMENTS.md). When the family's means are drawn from
-a known Beta prior, a Bayesian teacher is available whose decision is a function of the
-observation alone: the knowledge gradient (KG*, :func:`agents.bayesian.knowledge_gradient.kg_values`,
-Frazier, Powell, Dayanik 2008; Frazier & Powell 2010), which reads the posterior from the
-pull counts and empirical means. :func:`imitate` fits the policy to it with DAgger
-(Ross, Gordon, Bagnell, "A reduction of imitation learning and structured prediction to
-no-regret online learning", AISTATS 2011):
+``learned-vs-scripted`` family (docs/experiments/learned-vs-scripted.md). When the family's means
+are drawn from a known Beta prior, a Bayesian teacher is available whose decision is a function of
+the observation alone: the knowledge gradient (KG*,
+:func:`agents.bayesian.knowledge_gradient.kg_values`, Frazier, Powell, Dayanik 2008; Frazier &
+Powell 2010), which reads the posterior from the pull counts and empirical means. :func:`imitate`
+fits the policy to it with DAgger (Ross, Gordon, Bagnell, "A reduction of imitation learning and
+structured prediction to no-regret online learning", AISTATS 2011):
 
 1. iteration 0 plays the teacher; iteration ``i > 0`` plays the current policy (its most
    likely action), in ``episodes`` episodes of the training family each;

@@ -558,16 +558,20 @@ def run(ctx, prm):
 
 
 def _positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        math.isfinite(value) and value > 0.0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (math.isfinite(value) and value > 0.0)
     ):
         raise ValueError(f"{name}={value!r} must be a finite number > 0")
     return float(value)
 
 
 def _epsilon(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        math.isfinite(value) and value >= 0.0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (math.isfinite(value) and value >= 0.0)
     ):
         raise ValueError(f"epsilon={value!r} must be a finite number >= 0 (PAC tolerance)")
     return float(value)

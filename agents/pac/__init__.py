@@ -1,1 +1,4 @@
-"""Classic (epsilon, delta)-PAC best-arm baselines: Median Elimination, Exponential-Gap Elimination."""
+"""Classic (epsilon, delta)-PAC best-arm baselines.
+
+Median Elimination and Exponential-Gap Elimination.
+"""

@@ -35,7 +35,8 @@ def run(ctx, prm):
         yield engine.request_each(ctx, surv[:m], t)
         engine.round_means(ctx, surv[:m], counts0, sums0, values)
         # i_r: Median Elimination on S_r with (eps_r / 2, delta_r), on its own samples
-        for req in eliminate(ctx, surv[:m].copy(), eps_r / 2.0, delta_r, scale, False, best):
+        inner = eliminate(ctx, surv[:m].copy(), eps_r / 2.0, delta_r, scale, False, best)
+        for req in inner:  # noqa: UP028 (numba generators have no ``yield from``)
             yield req
         cut = values[best[0]] - eps_r
         size = 0

@@ -83,7 +83,8 @@ def run(ctx, prm):
     n = ctx.iv[engine.N]
     sigma = ctx.fv[engine.SIGMA]
     out = np.zeros(1, dtype=np.int64)
-    for req in eliminate(ctx, np.arange(n), prm[0], prm[1], 4.0 * sigma * sigma, True, out):
+    inner = eliminate(ctx, np.arange(n), prm[0], prm[1], 4.0 * sigma * sigma, True, out)
+    for req in inner:  # noqa: UP028 (numba generators have no ``yield from``)
         yield req
     engine.finish(ctx, out)
 
