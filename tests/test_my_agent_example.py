@@ -9,7 +9,7 @@
   both ids; the plain agent plays both ids;
 * built as a wheel, the package's entry points appear in ``topk-bench list``.
 
-With numba's cache filled the module takes about 30 s; the first run on a fresh clone
+With numba's cache filled the module takes 30-40 s on 2 cores; the first run on a fresh clone
 also compiles the example's fast path and the shipped agents of the config.
 """
 
