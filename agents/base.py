@@ -21,7 +21,21 @@ play the very same generator step by step through ``env.step``.
 Third-party agents may still write ``_run`` as a plain Python generator yielding
 :class:`Pull`, :class:`Batch` and :class:`PullOne` objects and returning the answer:
 they are scheduled by the same compiled scheduler and play through the environment's
-step functions (no compiled fast path).
+step functions (no compiled fast path). The rules of such a generator, each enforced by
+a ``RuntimeError`` naming the agent, the value and the rule:
+
+* it yields only :class:`Pull`, :class:`Batch` or :class:`PullOne` objects (a tuple
+  ``(arms, reps)`` is not a request: write ``Pull(arms, reps)``);
+* when it returns, it returns its answer, ``k`` distinct arm indices in
+  ``[0, n_arms)``; returning ``None`` while the budget (or ``max_batches``) has pulls
+  left is an error (``return self.current_answer()`` answers with the empirical top
+  ``k``). A generator still waiting for pulls when the budget ends is not resumed: the
+  episode's answer is then :meth:`ScriptedAgent.current_answer` (the anytime answer).
+
+In fixed confidence an episode ends when the agent stops, or when ``max_batches``
+truncates it. An agent without a stopping rule declares it
+(:meth:`Agent.stops_by_itself` returns ``False``) and :meth:`Agent.reset` refuses a
+fixed-confidence problem without ``max_batches`` (the episode would never end).
 
 With ``batch_size=None`` a pull request is one step (a whole round at once). A request
 of one pull of one arm is always one step with one pull, which fits every batch model.
@@ -31,6 +45,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
@@ -39,7 +54,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from agents import engine
-from agents.dispatch import compiled_call
+from agents.engine.dispatch import compiled_call
+from agents.engine.stepping import Stepper
 from bandit_envs.problem import Problem
 
 __all__ = [
@@ -132,10 +148,15 @@ def check_probability(name: str, value: Any) -> float:
 
 
 def _as_index_array(values: Any) -> np.ndarray:
-    """``values`` as a 1-D int64 array (no copy when it already is one)."""
-    if isinstance(values, np.ndarray) and values.dtype == np.int64 and values.ndim == 1:
+    """``values`` as a contiguous 1-D int64 array (no copy when it already is one)."""
+    if (
+        isinstance(values, np.ndarray)
+        and values.dtype == np.int64
+        and values.ndim == 1
+        and values.flags.c_contiguous
+    ):
         return values
-    return np.asarray(values, dtype=np.int64).reshape(-1)
+    return np.ascontiguousarray(np.asarray(values, dtype=np.int64).reshape(-1))
 
 
 @runtime_checkable
@@ -168,17 +189,32 @@ class Agent(ABC):
         distributions: the reward distributions the agent can play (``None``: any); the
             Beta-Bernoulli agents have ``frozenset({"bernoulli"})``. The benchmark runner
             skips the points an agent cannot play (setting, k or distribution).
+        stopping_hint: how to give the agent a stopping rule, added to the error of
+            :meth:`reset` when it has none (e.g. ``"give it rounds=N"``).
     """
 
     name: ClassVar[str] = "agent"
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
     k_values: ClassVar[frozenset[int] | None] = None
     distributions: ClassVar[frozenset[str] | None] = None
+    stopping_hint: ClassVar[str] = ""
 
     def __init__(self, *, seed: int | None = None) -> None:
         self.seed = seed
         self.problem: Problem | None = None
         self.rng = np.random.default_rng(seed)
+
+    def stops_by_itself(self, problem: Problem) -> bool:
+        """Whether the agent ends a fixed-confidence episode of ``problem`` on its own.
+
+        ``True`` (the default) for an agent with a stopping rule or a fixed sample size;
+        ``False`` for one that samples until ``max_batches`` truncates the episode
+        (:class:`~agents.elimination.uniform.Uniform` without ``rounds``, the Bayesian
+        :class:`~agents.bayesian.top_two_thompson.TopTwoThompson`). :meth:`reset` refuses a
+        fixed-confidence problem without ``max_batches`` for such an agent. Consulted
+        only in fixed confidence (in fixed budget the budget ends every episode).
+        """
+        return True
 
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
         """Start an episode of ``problem``; ``seed`` (else the constructor's) seeds ``self.rng``."""
@@ -197,6 +233,17 @@ class Agent(ABC):
                 f"agent {self.name!r} cannot play distribution={problem.distribution!r}: it "
                 f"supports {sorted(self.distributions)}"
             )
+        if (
+            problem.setting == FIXED_CONFIDENCE
+            and problem.max_batches is None
+            and not self.stops_by_itself(problem)
+        ):
+            hint = f", or {self.stopping_hint}" if self.stopping_hint else ""
+            raise ValueError(
+                f"agent {self.name!r} has no stopping rule in fixed_confidence, so an "
+                f"episode with max_batches=None would never end: set max_batches to "
+                f"truncate it{hint}"
+            )
         self.problem = problem
         self.rng = np.random.default_rng(self.seed if seed is None else seed)
 
@@ -204,7 +251,7 @@ class Agent(ABC):
     def act(self, observation: Mapping[str, Any]) -> np.ndarray:
         """The next action: a pull-count vector, all zeros to stop, or the answer."""
 
-    def observe(
+    def observe(  # noqa: B027 (a default that does nothing, not an abstract method)
         self,
         action: np.ndarray,
         observation: Mapping[str, Any],
@@ -222,11 +269,11 @@ class Agent(ABC):
 class ScriptedAgent(Agent):
     """Base of the papers' algorithms (see the module docstring).
 
-    A subclass sets :attr:`kernel` (its compiled generator ``run(ctx, prm)``),
-    :attr:`episode_kernel` (the cached fast-path loop of its module, ``episode(ctx, prm,
-    env, counts, sums, emp, cost, max_steps) -> drive(run(ctx, prm), ...)``, or a loop
-    that plays the same steps without the generator, serving its requests with
-    :func:`agents.engine.serve_request` / :func:`~agents.engine.serve_arm` as the LUCB
+    A subclass sets :attr:`kernel` (its compiled generator ``run(ctx, prm)``; the
+    fast-path loop :attr:`episode_kernel` is then built for it by
+    :func:`agents.engine.fast_path`, unless the subclass sets its own: a loop that plays
+    the same steps without the generator, serving its requests with
+    :func:`agents.engine.serve_request` / :func:`~agents.engine.serve_arm`, as the LUCB
     family's does),
     :attr:`answer_rule` (the anytime answer, :func:`agents.engine.current_answer`) and
     :meth:`params` (its float64 parameter vector). A third-party subclass may instead
@@ -242,11 +289,24 @@ class ScriptedAgent(Agent):
 
     #: the algorithm, a numba generator ``run(ctx, prm)`` (``None``: Python ``_run``).
     kernel: ClassVar[Any] = None
-    #: the module's compiled episode loop (:func:`agents.engine.drive` on ``kernel``, or
-    #: the same steps without the generator).
+    #: the compiled episode loop (:func:`agents.engine.drive` on ``kernel``, built by
+    #: :func:`agents.engine.fast_path`, or the same steps without the generator).
     episode_kernel: ClassVar[Any] = None
     #: the anytime answer rule (``agents.engine.RULE_*``).
     answer_rule: ClassVar[int] = engine.RULE_EMPIRICAL
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that sets ``kernel`` gets its loop (:func:`agents.engine.fast_path`)."""
+        super().__init_subclass__(**kwargs)
+        if (
+            "kernel" in cls.__dict__
+            and cls.kernel is not None
+            and "episode_kernel" not in cls.__dict__
+        ):
+            cls.episode_kernel = staticmethod(engine.fast_path(cls.kernel))
+
+    #: ``iv`` registers :meth:`_sampling_spent` reads.
+    _SPENT = np.array([engine.BUDGET, engine.PULLS, engine.MAX_BATCHES, engine.BATCHES])
 
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
@@ -259,7 +319,9 @@ class ScriptedAgent(Agent):
 
     def _run(self) -> Generator[Request, None, Any]:
         """A Python algorithm: yield requests, return the recommended arms (k indices)."""
-        raise NotImplementedError(f"{type(self).__name__} has neither a kernel nor a _run generator")
+        raise NotImplementedError(
+            f"{type(self).__name__} has neither a kernel nor a _run generator"
+        )
 
     def current_answer(self) -> np.ndarray:
         """The best set now, by the agent's anytime rule (sorted; ties at random)."""
@@ -315,10 +377,12 @@ class ScriptedAgent(Agent):
         self._iv = ctx.iv
         self._answer: np.ndarray | None = None
         self._last: tuple[np.ndarray, np.ndarray] = (_EMPTY, _EMPTY)
+        self._step: int | tuple[np.ndarray, np.ndarray] | None = None
         self._n_arms = problem.n_arms
-        # Created on first use: the fast path plays the kernel without it (and a
+        # Created on first use: the fast path plays the kernel without them (and a
         # compiled generator's Python entry point costs a compile per process).
         self._gen = None
+        self._stepper: Stepper | None = None
 
     # --------------------------------------------------------- sparse protocol
     def next_step(self) -> int | tuple[np.ndarray, np.ndarray]:
@@ -330,16 +394,21 @@ class ScriptedAgent(Agent):
         for once the pull budget or ``max_batches`` is spent. (The compiled fast path,
         :func:`agents.engine.drive`, makes the same decisions.)
         """
-        ctx, iv = self.ctx, self._iv
-        if engine.sampling_spent(ctx):
+        iv = self._iv
+        if self._sampling_spent():
             return _EMPTY, _EMPTY
         while True:
             if iv[engine.REQ_OPEN]:
-                m = engine.schedule(ctx)
+                stepper = self._steps()
+                m = stepper.schedule()
                 if m > 0:
-                    self._last = (ctx.sched[engine.BATCH_ARMS, :m].copy(), ctx.sched[engine.BATCH_REPS, :m].copy())
+                    sched = self.ctx.sched
+                    self._last = (
+                        sched[engine.BATCH_ARMS, :m].copy(),
+                        sched[engine.BATCH_REPS, :m].copy(),
+                    )
                     return self._last
-                engine.close_request(ctx)
+                stepper.close_request()
             if iv[engine.FINISHED]:
                 self._last = (_EMPTY, _EMPTY)
                 return self._last
@@ -350,7 +419,18 @@ class ScriptedAgent(Agent):
                 iv[engine.FINISHED] = 1
                 self._last = (_EMPTY, _EMPTY)
                 return self._last
-            engine.accept_request(ctx, code)
+            self._steps().accept_request(code)
+
+    def _steps(self) -> Stepper:
+        """The scheduler's calls for this episode (:class:`agents.engine.stepping.Stepper`)."""
+        if self._stepper is None:
+            self._stepper = Stepper(self.ctx)
+        return self._stepper
+
+    def _sampling_spent(self) -> bool:
+        """Whether the budget or ``max_batches`` is spent (:func:`agents.engine.sampling_spent`)."""
+        budget, pulls, most, batches = self._iv[self._SPENT].tolist()
+        return (budget >= 0 and pulls >= budget) or (most >= 0 and batches >= most)
 
     def next_pulls(self) -> tuple[np.ndarray, np.ndarray]:
         """The next batch as ``(arms, reps)``; empty arrays mean "stop sampling"."""
@@ -370,80 +450,159 @@ class ScriptedAgent(Agent):
         self._iv[engine.PULLS] += 1
         self._iv[engine.BATCHES] += 1
 
-    def update(self, arms: np.ndarray, reps: np.ndarray, counts: np.ndarray, means: np.ndarray) -> None:
-        """Record a batch: ``arms`` were pulled ``reps`` times; ``counts``/``means`` are the env's arrays."""
+    def update(
+        self, arms: np.ndarray, reps: np.ndarray, counts: np.ndarray, means: np.ndarray
+    ) -> None:
+        """Record a batch: ``arms`` were pulled ``reps`` times.
+
+        ``counts``/``means`` are the env's arrays (only the entries of ``arms`` are read).
+        """
         if arms.shape[0] == 0:
             return
         self.counts[arms] = counts[arms]
         self.means[arms] = means[arms]
-        engine.record_batch(self.ctx, _as_index_array(arms), _as_index_array(reps))
+        self._steps().record_batch(_as_index_array(arms), _as_index_array(reps))
 
     def recommend(self) -> np.ndarray:
         """The answer: the algorithm's own if it finished, else :meth:`current_answer`."""
         if self._answer is not None:
             answer = self._answer
-        elif (
-            self.kernel is not None and self._iv[engine.HAS_ANSWER]
-        ) or type(self).current_answer is ScriptedAgent.current_answer:
+        elif (self.kernel is not None and self._iv[engine.HAS_ANSWER]) or type(
+            self
+        ).current_answer is ScriptedAgent.current_answer:
             answer = compiled_call(engine.current_answer, self.ctx)  # (no re-typing of ctx)
         else:
             answer = self.current_answer()
         answer = np.sort(np.asarray(answer, dtype=np.int64))
         if answer.shape != (self.problem.k,) or np.unique(answer).size != self.problem.k:
-            raise RuntimeError(f"agent {self.name!r} answered {answer.tolist()}, not k={self.problem.k} distinct arms")
+            raise RuntimeError(
+                f"agent {self.name!r} answered {answer.tolist()}, not k={self.problem.k} "
+                f"distinct arms"
+            )
         return answer
 
     # ---------------------------------------------------------- dense protocol
-    def act(self, observation: Mapping[str, Any]) -> np.ndarray:
-        """Dense ``TopK-Batch-v0`` action (answer vector in the answer phase)."""
-        n = self.problem.n_arms
-        action = np.zeros(n, dtype=np.int64)
-        if int(observation.get("phase", 0)) == 1:
+    def act(self, observation: Mapping[str, Any]) -> int | np.ndarray:
+        """The next action, in the env's format (``problem.action_format``).
+
+        ``TopK-v0`` (``"arm"``): the arm to pull, ``n_arms`` to stop. ``TopK-Batch-v0``:
+        the pull-count vector (all zeros: stop), the answer vector in the answer phase.
+        """
+        problem = self.problem
+        if problem.action_format == "arm":
+            step = self._step = self.next_step()
+            if type(step) is int:
+                return step
+            arms = step[0]  # (b = r = 1: a batch is one pull, none to stop)
+            return int(arms[0]) if arms.shape[0] else problem.n_arms
+        action = np.zeros(problem.n_arms, dtype=np.int64)
+        if observation.get("phase", 0) == 1:
+            self._step = None
             action[self.recommend()] = 1
             return action
-        arms, reps = self.next_pulls()
-        action[arms] = reps
+        step = self._step = self.next_step()
+        if type(step) is int:
+            action[step] = 1
+        else:
+            action[step[0]] = step[1]
         return action
 
     def observe(
         self,
-        action: np.ndarray,
+        action: int | np.ndarray,
         observation: Mapping[str, Any],
         reward: float,
         terminated: bool,
         truncated: bool,
         info: Mapping[str, Any],
     ) -> None:
-        """Update from a dense step (the env's counts and means at the pulled arms)."""
-        arms, reps = self._last
-        if "pulls_made" in info:
-            made = np.asarray(info["pulls_made"])
-            if not np.array_equal(made[arms], reps) or int(made.sum()) != int(reps.sum()):
+        """Record the pulls of the last :meth:`act` (the env's counts and means at those arms).
+
+        With ``invalid_action="project"`` the env reports the pulls it made
+        (``info["pulls_made"]``); those are recorded if they differ from the request.
+        """
+        step, self._step = self._step, None
+        if step is None:
+            return
+        counts, means = observation["counts"], observation["means"]
+        if type(step) is int:  # one pull fits every batch model: never projected
+            self.update_one(step, counts, means)
+            return
+        arms, reps = step
+        made = info.get("pulls_made")
+        if made is not None:  # the env's pulls: ours unless it projected the action
+            made = np.asarray(made)
+            if np.count_nonzero(made) != arms.shape[0] or not np.array_equal(made[arms], reps):
                 arms = np.flatnonzero(made)
                 reps = made[arms]
-        self.update(arms, reps, observation["counts"], observation["means"])
-        self._last = (_EMPTY, _EMPTY)
+        self.update(arms, reps, counts, means)
 
     # -------------------------------------------------------------- internals
     def _advance(self) -> int:
-        """Resume the algorithm to its next request: an arm (one pull), a request code, or ``_DONE``."""
+        """Resume the algorithm to its next request.
+
+        Returns an arm (one pull), a request code, or ``_DONE``.
+        """
         if self._gen is None:
-            self._gen = self.kernel(self.ctx, self.params()) if self.kernel is not None else self._run()
+            self._gen = (
+                self.kernel(self.ctx, self.params()) if self.kernel is not None else self._run()
+            )
         try:
             req = next(self._gen)
         except StopIteration as stop:
-            if self.kernel is None and stop.value is not None:
-                self._answer = np.asarray(stop.value, dtype=np.int64)
+            if self.kernel is None:
+                self._returned(stop.value)
             return _DONE
         if self.kernel is not None:
             return int(req)
         return self._translate(req)
+
+    def _returned(self, value: Any) -> None:
+        """Record what a Python ``_run`` returned (see the module docstring's rules)."""
+        p = self.problem
+        if value is None:
+            if engine.sampling_spent(self.ctx):  # (not reached: never resumed then)
+                return
+            if p.budget is not None:
+                where = f" with {self.pulls_left()} pulls left"
+            elif p.max_batches is not None:
+                where = f" with {self.batches_left()} of max_batches={p.max_batches} left"
+            else:
+                where = " in fixed confidence"
+            raise RuntimeError(
+                f"agent {self.name!r} stopped sampling{where} but returned None: a _run that "
+                f"stops must return its answer (k={p.k} distinct arms in [0, {p.n_arms})); "
+                f"to answer with the empirical top k, return self.current_answer()"
+            )
+        try:
+            answer = np.asarray(value)
+            ok = (
+                answer.shape == (p.k,)
+                and answer.dtype.kind in "iu"
+                and np.unique(answer).size == p.k
+                and 0 <= int(answer.min()) <= int(answer.max()) < p.n_arms
+            )
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            shown = value.tolist() if isinstance(value, np.ndarray) else value
+            raise RuntimeError(
+                f"agent {self.name!r} returned {reprlib.repr(shown)}: a _run must return "
+                f"its answer, k={p.k} distinct arms in [0, {p.n_arms}) (integers)"
+            )
+        self._answer = answer.astype(np.int64)
 
     def _translate(self, req: Request) -> int:
         """A Python request object as the engine's request (buffers filled)."""
         ctx = self.ctx
         if isinstance(req, PullOne):
             return self._check_arm(req.arm)
+        if not isinstance(req, (Pull, Batch)):
+            raise RuntimeError(
+                f"agent {self.name!r} yielded {reprlib.repr(req)} ({type(req).__name__}): "
+                f"a _run must yield Pull, Batch or PullOne requests, e.g. Pull(arms, reps), "
+                f"Pull.each(arms, times), Batch(arms) or PullOne(arm)"
+            )
         arms = _as_index_array(req.arms)
         m = arms.shape[0]
         if m > self._n_arms:
@@ -456,7 +615,9 @@ class ScriptedAgent(Agent):
         else:
             reps = _as_index_array(req.reps)
             if reps.shape != arms.shape:
-                raise RuntimeError(f"agent {self.name!r} requested arms {arms.shape} with reps {reps.shape}")
+                raise RuntimeError(
+                    f"agent {self.name!r} requested arms {arms.shape} with reps {reps.shape}"
+                )
             if m == 1 and reps[0] == 1:
                 return self._check_arm(arms[0])
             ctx.sched[engine.REQ_ARMS, :m] = arms

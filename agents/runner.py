@@ -11,7 +11,7 @@ import numpy as np
 
 from agents import engine
 from agents.base import AgentProtocol, ScriptedAgent
-from agents.dispatch import compiled_call
+from agents.engine.dispatch import compiled_call
 from bandit_envs.core import ANSWER, TopKBaseEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
 
@@ -50,7 +50,7 @@ def _play_fast(
     arrays and reward source (the draws ``step`` would make); the environment then ends
     sampling exactly as its step would have (budget spent, or the agent stopped) and,
     with ``answer="agent"``, takes the agent's answer. The loop is called through
-    :func:`agents.dispatch.compiled_call` (numba would re-type ``ctx`` and the reward
+    :func:`agents.engine.dispatch.compiled_call` (numba would re-type ``ctx`` and the reward
     state, tuples holding generators, in Python at every call: ~90 us each).
     """
     ctx = agent.ctx._replace(counts=base._counts, means=base._emp)
@@ -91,10 +91,12 @@ def fast_path_applies(env: gym.Env, agent: Any) -> bool:
 
     True for a compiled scripted agent (every registered algorithm) on ``TopK-v0`` or
     ``TopK-Batch-v0``, through ``gym.make`` and any wrappers (whose ``step`` the fast
-    path skips, as it skips the observation).
+    path skips, as it skips the observation); not on ``TopK-PullByPull-v0``, whose
+    actions are sub-steps.
     """
     return (
         isinstance(env.unwrapped, TopKBaseEnv)
+        and env.unwrapped.problem.action_format in ("pulls", "arm")
         and isinstance(agent, ScriptedAgent)
         and agent.kernel is not None
         and agent.episode_kernel is not None

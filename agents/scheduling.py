@@ -3,7 +3,8 @@
 RoundRobin (Jun, Jamieson, Nowak, Zhu 2016, Algorithm 1) fills one batch of at most
 ``b`` pulls, at most ``r`` per arm, each pull going to the arm of ``A`` with the fewest
 pulls counting those already in the batch. Line 5 of the paper reads ``a_l <= r``; it
-must be ``a_l < r`` (paper-notes), which is what the cap below does.
+must be ``a_l < r`` (with ``<=`` an arm could take ``r + 1`` pulls), which is what the
+cap below does.
 
 The one implementation is compiled, :func:`agents.engine.round_robin` (water filling in
 O(|A| log(max count)), ties uniformly at random); :func:`round_robin` is its NumPy
@@ -48,5 +49,7 @@ def round_robin(
         return alloc
     if (caps < 0).any():
         raise ValueError(f"caps {caps.tolist()} must be >= 0")
-    engine.round_robin(counts, caps, int(total), _LOWEST if rng is None else rng, alloc, rng is None)
+    engine.round_robin(
+        counts, caps, int(total), _LOWEST if rng is None else rng, alloc, rng is None
+    )
     return alloc

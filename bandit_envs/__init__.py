@@ -4,10 +4,14 @@
 
 * ``TopK-v0``: one pull per step (:class:`~bandit_envs.top_k.TopKEnv`);
 * ``TopK-Batch-v0``: the (b, r)-batch model of Jun et al. 2016
-  (:class:`~bandit_envs.top_k_batch.TopKBatchEnv`).
+  (:class:`~bandit_envs.top_k_batch.TopKBatchEnv`);
+* ``TopK-PullByPull-v0``: the same batch model, each batch composed one pull per step,
+  with exact action masks for masked policies
+  (:class:`~bandit_envs.pull_by_pull.TopKPullByPullEnv`).
 
-Both have native vector versions for ``gym.make_vec(...,
-vectorization_mode="vector_entry_point")``.
+The first two have native vector versions for ``gym.make_vec(...,
+vectorization_mode="vector_entry_point")``; every env has ``action_masks()`` in the
+form sb3-contrib's ``MaskablePPO`` reads.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from gymnasium.envs.registration import register, registry
 from bandit_envs import instances, scoring
 from bandit_envs.instances import Arms, Instance
 from bandit_envs.problem import Problem
+from bandit_envs.pull_by_pull import TopKPullByPullEnv
 from bandit_envs.spaces import BatchPulls
 from bandit_envs.top_k import TopKEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
@@ -28,6 +33,7 @@ __all__ = [
     "Problem",
     "TopKBatchEnv",
     "TopKEnv",
+    "TopKPullByPullEnv",
     "instances",
     "scoring",
 ]
@@ -52,6 +58,11 @@ def _register_envs() -> None:
             id="TopK-Batch-v0",
             entry_point="bandit_envs.top_k_batch:TopKBatchEnv",
             vector_entry_point="bandit_envs.vector:TopKBatchVectorEnv",
+        )
+    if "TopK-PullByPull-v0" not in registry:
+        register(
+            id="TopK-PullByPull-v0",
+            entry_point="bandit_envs.pull_by_pull:TopKPullByPullEnv",
         )
 
 

@@ -2,12 +2,12 @@
 
 numba keys a cached function by its own source file only, but a compiled function
 embeds the code of the jitted functions it calls: after an edit of
-``agents/engine.py`` an agent module's cached episode loop would still run the old
+``agents/engine/scheduler.py`` an agent module's cached episode loop would still run the old
 engine. This module registers cache locators for the project's files whose source
 stamp also covers every compiled source the file can reach: the files of ``bandit_envs``
 and ``agents`` that use numba among its project imports, followed transitively
 (``import agents.engine``, ``from agents import engine``, ``from agents.engine import x``
-and relative imports). An edit of ``agents/engine.py`` therefore recompiles every agent
+and relative imports). An edit of the engine therefore recompiles every agent
 (about a minute on two cores); an edit of one agent's module recompiles that agent only.
 Import it before any ``@numba.njit(cache=True)`` of the project runs (``bandit_envs``
 and ``agents`` do).

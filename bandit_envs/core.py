@@ -60,7 +60,8 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
-                f"render_mode={render_mode!r} must be None or one of {self.metadata['render_modes']}"
+                f"render_mode={render_mode!r} must be None or one of "
+                f"{self.metadata['render_modes']}"
             )
         for name, flag in (("shuffle", shuffle), ("paired", paired)):
             if not isinstance(flag, (bool, np.bool_)):
@@ -262,7 +263,7 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
         if self.render_mode != "ansi":
             return None
         lines = [f"pulls={self._pulls} batches={self._batches} phase={self._phase}"]
-        for i, (c, m) in enumerate(zip(self._counts.tolist(), self._emp.tolist())):
+        for i, (c, m) in enumerate(zip(self._counts.tolist(), self._emp.tolist(), strict=True)):
             lines.append(f"arm {i:4d}: pulls={c:6d} mean={m: .4f}")
         return "\n".join(lines)
 

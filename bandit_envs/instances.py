@@ -139,8 +139,11 @@ class Arms:
             raise ValueError(f"bernoulli means must lie in [0, 1], got {bad}")
         if dist == "gaussian":
             sigma = self.sigma
-            if (isinstance(sigma, bool) or not isinstance(sigma, numbers.Real)
-                    or not (math.isfinite(sigma) and sigma > 0)):
+            if (
+                isinstance(sigma, bool)
+                or not isinstance(sigma, numbers.Real)
+                or not (math.isfinite(sigma) and sigma > 0)
+            ):
                 raise ValueError(f"gaussian arms need a finite sigma > 0, got sigma={sigma!r}")
             object.__setattr__(self, "sigma", float(sigma))
         if dist == "categorical":
@@ -264,8 +267,18 @@ class Instance:
     instances pickle) is given.
     """
 
-    __slots__ = ("_name", "_k", "_arms", "_draw", "_n_arms", "_distribution", "_sigma",
-                 "_params", "_reference", "_description")
+    __slots__ = (
+        "_name",
+        "_k",
+        "_arms",
+        "_draw",
+        "_n_arms",
+        "_distribution",
+        "_sigma",
+        "_params",
+        "_reference",
+        "_description",
+    )
 
     def __init__(
         self,
@@ -391,8 +404,10 @@ class Instance:
 
     def __repr__(self) -> str:
         """``Instance(name=..., n_arms=..., k=..., params={...})``."""
-        return (f"Instance(name={self._name!r}, n_arms={self._n_arms}, k={self._k}, "
-                f"params={self._params!r})")
+        return (
+            f"Instance(name={self._name!r}, n_arms={self._n_arms}, k={self._k}, "
+            f"params={self._params!r})"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -481,7 +496,11 @@ def make(name: str, n_arms: int | None = None, k: int | None = None, **params: A
 
 
 def _real(
-    params: dict[str, Any], key: str, lo: float | None = None, hi: float | None = None, *,
+    params: dict[str, Any],
+    key: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
     lo_open: bool = False,
 ) -> float:
     """Check ``params[key]`` is a finite number in the range; store it as float."""
@@ -507,8 +526,10 @@ def _positive(params: dict[str, Any], key: str) -> float:
 def _levels(params: dict[str, Any]) -> tuple[float, float]:
     high, low = _real(params, "high", 0.0, 1.0), _real(params, "low", 0.0, 1.0)
     if not low < high:
-        raise ValueError(f"param 'low' must be < 'high' (the high arms are the top ones), "
-                         f"got low={low}, high={high}")
+        raise ValueError(
+            f"param 'low' must be < 'high' (the high arms are the top ones), "
+            f"got low={low}, high={high}"
+        )
     return high, low
 
 
@@ -539,43 +560,80 @@ def _file_instance(
         raise ValueError(
             f"{entry.name}: n_arms={n_arms} given but {params['path']} has {arms.n_arms} arms"
         )
-    return Instance(entry.name, k, arms=arms, params=params, reference=entry.reference,
-                    description=entry.description)
+    return Instance(
+        entry.name,
+        k,
+        arms=arms,
+        params=params,
+        reference=entry.reference,
+        description=entry.description,
+    )
 
 
 def _build_synthetic(
-    entry: CatalogEntry, n_arms: Any, k: int, p: dict[str, Any], *, means: MeansFn | None = None,
-    draw: DrawFn | None = None, check: Callable[[dict[str, Any]], object] | None = None,
+    entry: CatalogEntry,
+    n_arms: Any,
+    k: int,
+    p: dict[str, Any],
+    *,
+    means: MeansFn | None = None,
+    draw: DrawFn | None = None,
+    check: Callable[[dict[str, Any]], object] | None = None,
     min_n: Callable[[int], int] | None = None,
 ) -> Instance:
     """Build a formula (``means``) or random (``draw``) entry with adjustable n_arms and k."""
     n, k = _nk(entry.name, entry.n_arms if n_arms is None else n_arms, k, min_n)
     sigma = _positive(p, "sigma") if entry.distribution == "gaussian" else None
-    common: dict[str, Any] = dict(params=p, reference=entry.reference,
-                                  description=entry.description)
+    common: dict[str, Any] = dict(
+        params=p, reference=entry.reference, description=entry.description
+    )
     if draw is not None:
         if check is not None:
             check(p)
-        return Instance(entry.name, k, draw=draw, n_arms=n, distribution=entry.distribution,
-                        sigma=sigma, **common)
+        return Instance(
+            entry.name,
+            k,
+            draw=draw,
+            n_arms=n,
+            distribution=entry.distribution,
+            sigma=sigma,
+            **common,
+        )
     arms = Arms(means(n, k, p), entry.distribution, sigma)  # type: ignore[misc]
     return Instance(entry.name, k, arms=arms, **common)
 
 
 def _add(
-    name: str, n_arms: int | None, k: int, reference: str, description: str, *,
-    params: Mapping[str, Any] | None = None, dist: str = "bernoulli",
-    means: MeansFn | None = None, draw: DrawFn | None = None,
+    name: str,
+    n_arms: int | None,
+    k: int,
+    reference: str,
+    description: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    dist: str = "bernoulli",
+    means: MeansFn | None = None,
+    draw: DrawFn | None = None,
     check: Callable[[dict[str, Any]], object] | None = None,
     min_n: Callable[[int], int] | None = None,
     build: Callable[[CatalogEntry, int | None, int, dict[str, Any]], Instance] | None = None,
 ) -> None:
     """Register an entry: a fixed formula ``means``, a random ``draw``, or a custom ``build``."""
     if build is None:
-        build = functools.partial(_build_synthetic, means=means, draw=draw, check=check,
-                                  min_n=min_n)
-    _CATALOG[name] = CatalogEntry(name, n_arms, k, MappingProxyType(dict(params or {})), reference,
-                                  description, draw is not None, dist, build)
+        build = functools.partial(
+            _build_synthetic, means=means, draw=draw, check=check, min_n=min_n
+        )
+    _CATALOG[name] = CatalogEntry(
+        name,
+        n_arms,
+        k,
+        MappingProxyType(dict(params or {})),
+        reference,
+        description,
+        draw is not None,
+        dist,
+        build,
+    )
 
 
 # --- formulas -----------------------------------------------------------------------------------
@@ -590,7 +648,7 @@ def _groups(n: int, levels: Sequence[tuple[int, float]], rest: float) -> np.ndar
     out = np.full(n, rest)
     start = 0
     for size, value in levels:
-        out[start:start + size] = value
+        out[start : start + size] = value
         start += size
     return out
 
@@ -600,8 +658,9 @@ def _exponential_profile(n: int, k: int, power: float) -> np.ndarray:
 
     ``(1 - K/n) + (K/n) ((K - i)/K)^power`` for ``i <= K`` and
     ``(1 - K/n) - (1 - K/n) ((i - K)/(n - K))^power`` for ``i > K``: jiang2017 Sec. 5.1,
-    and chen2017 Sec. 3 whose formula, lost in extraction, is restored in paper-notes to
-    the same expression. ``power = 1`` gives ``1 - i/n`` (chen2017 UNIFORM).
+    and chen2017 Sec. 3, whose text does not give SYNTHETIC-p's formula: the same
+    expression is used, the one for which ``power = 1`` gives ``1 - i/n`` (chen2017
+    UNIFORM) and the means span [0, 1].
     """
     i = _ranks(n)
     base = 1.0 - k / n
@@ -697,51 +756,152 @@ def _twitter(n: int, k: int, p: dict[str, Any]) -> np.ndarray:
 # --- catalog ------------------------------------------------------------------------------------
 
 _SH = "shahrampour2017 Sec. IV.A setup "
-_add("uniform-random", 1000, 10, "zhou2014 Sec. 6.1",
-     "theta_i ~ Unif[0, 1] i.i.d., drawn per episode", draw=_draw_uniform)
-_add("beta-random", 1000, 10, "shahrampour2017 Sec. IV.A setup 5; zhou2014 App. E",
-     "theta_i ~ Beta(a, b) i.i.d., drawn per episode (zhou2014 App. E uses Beta(4, 1))",
-     params={"a": 5.0, "b": 5.0}, draw=_draw_beta, check=_check_beta)
-_add("zhou2014-two-level", 1000, 10, "zhou2014 Sec. 6.1",
-     "theta_i = high for the k best arms, low for the rest", params={"high": 0.6, "low": 0.5},
-     means=_two_level)
-_add("zhou2014-rte", None, 10, "zhou2014 Sec. 6.2",
-     "Bernoulli arms, mean = RTE worker accuracy (Snow et al. 2008) from a worker table; "
-     "n_arms from the file", params={"path": None},
-     build=lambda e, n, k, p: _file_instance(e, n, k, p, _worker_arms(
-         _path(e, p, "a worker-accuracy CSV (worker_id,n_answers,n_correct)"))))
-_add("chen2017-twogroup", 1000, 100, "chen2017 Sec. 3",
-     "TWOGROUP: high for the k best arms, low for the rest", params={"high": 0.7, "low": 0.3},
-     means=_two_level)
-_add("chen2017-uniform", 1000, 100, "chen2017 Sec. 3", "UNIFORM: theta_i = 1 - i/n, i = 1..n",
-     means=lambda n, k, p: 1.0 - _ranks(n) / n)
-_add("chen2017-synthetic", 1000, 100, "chen2017 Sec. 3 (formula restored in paper-notes)",
-     "SYNTHETIC-p: (1-K/n) + (K/n)((K-i)/K)^p for i <= K, (1-K/n)(1 - ((i-K)/(n-K))^p) after; "
-     "p = 1 is UNIFORM", params={"p": 0.5},
-     means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "p")))
-_add("shahrampour2017-setup1", 50, 2, _SH + "1", "one group of suboptimal arms: 0.7 (k), 0.5 rest",
-     means=lambda n, k, p: _groups(n, [(k, 0.7)], 0.5))
-_add("shahrampour2017-setup2", 50, 2, _SH + "2", "two groups: 0.7 (k), 0.66 (next k), 0.5 rest",
-     means=lambda n, k, p: _groups(n, [(k, 0.7), (k, 0.66)], 0.5), min_n=lambda k: 2 * k + 1)
-_add("shahrampour2017-setup3", 50, 2, _SH + "3",
-     "three groups: 0.7 (k), 0.66 (next k), 0.62 (next k), 0.5 rest",
-     means=lambda n, k, p: _groups(n, [(k, 0.7), (k, 0.66), (k, 0.62)], 0.5),
-     min_n=lambda k: 3 * k + 1)
-_add("shahrampour2017-setup4", 50, 2, _SH + "4",
-     "arithmetic: mu_i = mu_1 - 0.6 (i-1)/(n-1), as Delta_i = mu_1 - mu_i (Sec. II.A); "
-     "mu_1 is not stated, 0.7 as in setups 1-3 and 6", params={"mu_1": 0.7},
-     means=lambda n, k, p: _real(p, "mu_1", 0.6, 1.0) - 0.6 * (_ranks(n) - 1.0) / (n - 1))
-_add("shahrampour2017-setup5", 50, 2, _SH + "5", "means ~ Beta(a, b) i.i.d., drawn per episode",
-     params={"a": 5.0, "b": 5.0}, draw=_draw_beta, check=_check_beta)
-_add("shahrampour2017-setup6", 50, 2, _SH + "6",
-     "one real competitive arm: 0.7 (k), 0.68 (one arm), 0.5 rest",
-     means=lambda n, k, p: _groups(n, [(k, 0.7), (1, 0.68)], 0.5), min_n=lambda k: k + 2)
-_add("shahrampour2017-caption", None, 2, "shahrampour2017 Sec. IV.B",
-     "caption contest 559: categorical rewards on {0, 0.5, 1} with each caption's empirical "
-     "rating frequencies; n_arms from the file", params={"path": None}, dist="categorical",
-     build=lambda e, n, k, p: _file_instance(e, n, k, p, _rating_arms(
-         _path(e, p, "a rating-count CSV (n_unfunny,n_somewhat,n_funny)"),
-         _CAPTION_SUPPORT, _CAPTION_COLUMNS)))
+_add(
+    "uniform-random",
+    1000,
+    10,
+    "zhou2014 Sec. 6.1",
+    "theta_i ~ Unif[0, 1] i.i.d., drawn per episode",
+    draw=_draw_uniform,
+)
+_add(
+    "beta-random",
+    1000,
+    10,
+    "shahrampour2017 Sec. IV.A setup 5; zhou2014 App. E",
+    "theta_i ~ Beta(a, b) i.i.d., drawn per episode (zhou2014 App. E uses Beta(4, 1))",
+    params={"a": 5.0, "b": 5.0},
+    draw=_draw_beta,
+    check=_check_beta,
+)
+_add(
+    "zhou2014-two-level",
+    1000,
+    10,
+    "zhou2014 Sec. 6.1",
+    "theta_i = high for the k best arms, low for the rest",
+    params={"high": 0.6, "low": 0.5},
+    means=_two_level,
+)
+_add(
+    "zhou2014-rte",
+    None,
+    10,
+    "zhou2014 Sec. 6.2",
+    "Bernoulli arms, mean = RTE worker accuracy (Snow et al. 2008) from a worker table; "
+    "n_arms from the file",
+    params={"path": None},
+    build=lambda e, n, k, p: _file_instance(
+        e,
+        n,
+        k,
+        p,
+        _worker_arms(_path(e, p, "a worker-accuracy CSV (worker_id,n_answers,n_correct)")),
+    ),
+)
+_add(
+    "chen2017-twogroup",
+    1000,
+    100,
+    "chen2017 Sec. 3",
+    "TWOGROUP: high for the k best arms, low for the rest",
+    params={"high": 0.7, "low": 0.3},
+    means=_two_level,
+)
+_add(
+    "chen2017-uniform",
+    1000,
+    100,
+    "chen2017 Sec. 3",
+    "UNIFORM: theta_i = 1 - i/n, i = 1..n",
+    means=lambda n, k, p: 1.0 - _ranks(n) / n,
+)
+_add(
+    "chen2017-synthetic",
+    1000,
+    100,
+    "chen2017 Sec. 3 (formula reconstructed)",
+    "SYNTHETIC-p: (1-K/n) + (K/n)((K-i)/K)^p for i <= K, (1-K/n)(1 - ((i-K)/(n-K))^p) after; "
+    "p = 1 is UNIFORM",
+    params={"p": 0.5},
+    means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "p")),
+)
+_add(
+    "shahrampour2017-setup1",
+    50,
+    2,
+    _SH + "1",
+    "one group of suboptimal arms: 0.7 (k), 0.5 rest",
+    means=lambda n, k, p: _groups(n, [(k, 0.7)], 0.5),
+)
+_add(
+    "shahrampour2017-setup2",
+    50,
+    2,
+    _SH + "2",
+    "two groups: 0.7 (k), 0.66 (next k), 0.5 rest",
+    means=lambda n, k, p: _groups(n, [(k, 0.7), (k, 0.66)], 0.5),
+    min_n=lambda k: 2 * k + 1,
+)
+_add(
+    "shahrampour2017-setup3",
+    50,
+    2,
+    _SH + "3",
+    "three groups: 0.7 (k), 0.66 (next k), 0.62 (next k), 0.5 rest",
+    means=lambda n, k, p: _groups(n, [(k, 0.7), (k, 0.66), (k, 0.62)], 0.5),
+    min_n=lambda k: 3 * k + 1,
+)
+_add(
+    "shahrampour2017-setup4",
+    50,
+    2,
+    _SH + "4",
+    "arithmetic: mu_i = mu_1 - 0.6 (i-1)/(n-1), as Delta_i = mu_1 - mu_i (Sec. II.A); "
+    "mu_1 is not stated, 0.7 as in setups 1-3 and 6",
+    params={"mu_1": 0.7},
+    means=lambda n, k, p: _real(p, "mu_1", 0.6, 1.0) - 0.6 * (_ranks(n) - 1.0) / (n - 1),
+)
+_add(
+    "shahrampour2017-setup5",
+    50,
+    2,
+    _SH + "5",
+    "means ~ Beta(a, b) i.i.d., drawn per episode",
+    params={"a": 5.0, "b": 5.0},
+    draw=_draw_beta,
+    check=_check_beta,
+)
+_add(
+    "shahrampour2017-setup6",
+    50,
+    2,
+    _SH + "6",
+    "one real competitive arm: 0.7 (k), 0.68 (one arm), 0.5 rest",
+    means=lambda n, k, p: _groups(n, [(k, 0.7), (1, 0.68)], 0.5),
+    min_n=lambda k: k + 2,
+)
+_add(
+    "shahrampour2017-caption",
+    None,
+    2,
+    "shahrampour2017 Sec. IV.B",
+    "caption contest 559: categorical rewards on {0, 0.5, 1} with each caption's empirical "
+    "rating frequencies; n_arms from the file",
+    params={"path": None},
+    dist="categorical",
+    build=lambda e, n, k, p: _file_instance(
+        e,
+        n,
+        k,
+        p,
+        _rating_arms(
+            _path(e, p, "a rating-count CSV (n_unfunny,n_somewhat,n_funny)"),
+            _CAPTION_SUPPORT,
+            _CAPTION_COLUMNS,
+        ),
+    ),
+)
 _GK2016 = {
     "garivier2016-mu1": (0.5, 0.45, 0.43, 0.4),
     "garivier2016-mu2": (0.3, 0.21, 0.2, 0.19, 0.18),
@@ -758,40 +918,90 @@ def _fixed_means(values: tuple[float, ...], name: str) -> MeansFn:
 
 
 for _name, _values in _GK2016.items():
-    _add(_name, len(_values), 1, "Garivier & Kaufmann 2016, Sec. 5",
-         f"the fixed Bernoulli means {list(_values)} of the paper's experiments",
-         means=_fixed_means(_values, _name))
-_add("jun2016-linear", 100, 10, "jun2016 Sec. 5.1", "Linear: mu_i = (n - i)/(n - 1), i = 1..n",
-     means=lambda n, k, p: (n - _ranks(n)) / (n - 1))
-_add("jun2016-sparse", 100, 10, "jun2016 Sec. 5.1",
-     "Sparse: n_top arms at high, the rest at low; n_top defaults to k (the paper: 10 of 100 "
-     "arms at 0.5 with k = 10)", params={"n_top": None, "high": 0.5, "low": 0.3},
-     means=_jun_sparse)
-_add("jun2016-virus", _VIRUS_N, 100, "jun2016 Sec. 5.2",
-     "Gaussian, variance 0.1 (sigma = sqrt(0.1)); means from a CSV column if path is given, else "
-     "a fixed stand-in (data unavailable): Gumbel(0, 0.25) quantiles, few large means",
-     params={"path": None, "column": "mean", "sigma": math.sqrt(0.1)}, dist="gaussian",
-     build=_build_virus)
-_add("jun2016-twitter", 522_062, 100, "jun2016 Sec. 5.3",
-     "stand-in power law mu_i = mu_max i^-alpha (data not public), calibrated to the paper's "
-     "522,062 users, 707,776 tweets and 8928 five-minute slots", means=_twitter,
-     params={"alpha": 0.2624, "mu_max": 0.003545})
-_add("jiang2017-1-sparse", 100, 2, "jiang2017 Sec. 5.1",
-     "1-sparse: 1/2 for the k best arms, 0 for the rest; Gaussian, variance 1/4; K in {2, N/2} "
-     "in the paper, N = 100 chosen (the text gives no N)", params={"sigma": 0.5},
-     dist="gaussian", means=lambda n, k, p: _groups(n, [(k, 0.5)], 0.0))
-_add("jiang2017-exponential", 100, 2, "jiang2017 Sec. 5.1",
-     "alpha-exponential: (N-K)/N + (K/N)((K-i)/K)^alpha for i <= K, "
-     "(N-K)/N (1 - ((i-K)/(N-K))^alpha) after; Gaussian, variance 1/4; N = 100 chosen",
-     params={"alpha": 0.3, "sigma": 0.5}, dist="gaussian",
-     means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "alpha")))
-_add("jiang2017-lil-exponential", 100, 1, "jiang2017 Sec. 5.2",
-     "lil-exponential: mu_1 = 1, mu_i = 1 - ((i-1)/N)^alpha, alpha in {0.3, 0.6}; Gaussian, "
-     "variance 1/4; N = 100 chosen", params={"alpha": 0.3, "sigma": 0.5}, dist="gaussian",
-     means=lambda n, k, p: 1.0 - ((_ranks(n) - 1.0) / n) ** _positive(p, "alpha"))
+    _add(
+        _name,
+        len(_values),
+        1,
+        "Garivier & Kaufmann 2016, Sec. 5",
+        f"the fixed Bernoulli means {list(_values)} of the paper's experiments",
+        means=_fixed_means(_values, _name),
+    )
+_add(
+    "jun2016-linear",
+    100,
+    10,
+    "jun2016 Sec. 5.1",
+    "Linear: mu_i = (n - i)/(n - 1), i = 1..n",
+    means=lambda n, k, p: (n - _ranks(n)) / (n - 1),
+)
+_add(
+    "jun2016-sparse",
+    100,
+    10,
+    "jun2016 Sec. 5.1",
+    "Sparse: n_top arms at high, the rest at low; n_top defaults to k (the paper: 10 of 100 "
+    "arms at 0.5 with k = 10)",
+    params={"n_top": None, "high": 0.5, "low": 0.3},
+    means=_jun_sparse,
+)
+_add(
+    "jun2016-virus",
+    _VIRUS_N,
+    100,
+    "jun2016 Sec. 5.2",
+    "Gaussian, variance 0.1 (sigma = sqrt(0.1)); means from a CSV column if path is given, else "
+    "a fixed stand-in (data unavailable): Gumbel(0, 0.25) quantiles, few large means",
+    params={"path": None, "column": "mean", "sigma": math.sqrt(0.1)},
+    dist="gaussian",
+    build=_build_virus,
+)
+_add(
+    "jun2016-twitter",
+    522_062,
+    100,
+    "jun2016 Sec. 5.3",
+    "stand-in power law mu_i = mu_max i^-alpha (data not public), calibrated to the paper's "
+    "522,062 users, 707,776 tweets and 8928 five-minute slots",
+    means=_twitter,
+    params={"alpha": 0.2624, "mu_max": 0.003545},
+)
+_add(
+    "jiang2017-1-sparse",
+    100,
+    2,
+    "jiang2017 Sec. 5.1",
+    "1-sparse: 1/2 for the k best arms, 0 for the rest; Gaussian, variance 1/4; K in {2, N/2} "
+    "in the paper, N = 100 chosen (the text gives no N)",
+    params={"sigma": 0.5},
+    dist="gaussian",
+    means=lambda n, k, p: _groups(n, [(k, 0.5)], 0.0),
+)
+_add(
+    "jiang2017-exponential",
+    100,
+    2,
+    "jiang2017 Sec. 5.1",
+    "alpha-exponential: (N-K)/N + (K/N)((K-i)/K)^alpha for i <= K, "
+    "(N-K)/N (1 - ((i-K)/(N-K))^alpha) after; Gaussian, variance 1/4; N = 100 chosen",
+    params={"alpha": 0.3, "sigma": 0.5},
+    dist="gaussian",
+    means=lambda n, k, p: _exponential_profile(n, k, _positive(p, "alpha")),
+)
+_add(
+    "jiang2017-lil-exponential",
+    100,
+    1,
+    "jiang2017 Sec. 5.2",
+    "lil-exponential: mu_1 = 1, mu_i = 1 - ((i-1)/N)^alpha, alpha in {0.3, 0.6}; Gaussian, "
+    "variance 1/4; N = 100 chosen",
+    params={"alpha": 0.3, "sigma": 0.5},
+    dist="gaussian",
+    means=lambda n, k, p: 1.0 - ((_ranks(n) - 1.0) / n) ** _positive(p, "alpha"),
+)
 
 
 # --- custom instances and loaders ---------------------------------------------------------------
+
 
 def from_means(
     means: Sequence[float] | np.ndarray,
@@ -854,7 +1064,9 @@ def _worker_arms(path: str | os.PathLike[str]) -> Arms:
 
 
 def _rating_arms(
-    path: str | os.PathLike[str], support: Sequence[float], columns: Sequence[str],
+    path: str | os.PathLike[str],
+    support: Sequence[float],
+    columns: Sequence[str],
     total_column: str | None = "n_total",
 ) -> Arms:
     s = _frozen(support, "support", 1)
@@ -892,8 +1104,11 @@ def load_worker_table(path: str | os.PathLike[str], k: int, name: str | None = N
 
 
 def load_rating_table(
-    path: str | os.PathLike[str], k: int, name: str | None = None,
-    support: Sequence[float] = _CAPTION_SUPPORT, columns: Sequence[str] = _CAPTION_COLUMNS,
+    path: str | os.PathLike[str],
+    k: int,
+    name: str | None = None,
+    support: Sequence[float] = _CAPTION_SUPPORT,
+    columns: Sequence[str] = _CAPTION_COLUMNS,
     total_column: str | None = "n_total",
 ) -> Instance:
     """Categorical arms from a rating-count CSV (shahrampour2017 Sec. IV.B).
@@ -912,8 +1127,17 @@ def load_rating_table(
             ``None`` skips the check (needed when ``columns`` omits some levels).
     """
     arms = _rating_arms(path, support, columns, total_column)
-    params = {"path": os.fspath(path), "support": tuple(float(x) for x in support),
-              "columns": tuple(columns), "total_column": total_column}
-    return Instance(name or Path(path).stem, k, arms=arms, params=params,
-                    reference="rating-count table",
-                    description="categorical arms with each row's empirical rating frequencies")
+    params = {
+        "path": os.fspath(path),
+        "support": tuple(float(x) for x in support),
+        "columns": tuple(columns),
+        "total_column": total_column,
+    }
+    return Instance(
+        name or Path(path).stem,
+        k,
+        arms=arms,
+        params=params,
+        reference="rating-count table",
+        description="categorical arms with each row's empirical rating frequencies",
+    )

@@ -30,6 +30,7 @@ __all__ = [
     "SETTINGS",
     "Problem",
     "build_problem",
+    "check_spendable_budget",
 ]
 
 SETTINGS = ("fixed_budget", "fixed_confidence")
@@ -65,9 +66,11 @@ class Problem:
         reward_low: lowest possible reward (``-inf`` for Gaussian).
         reward_high: highest possible reward (``inf`` for Gaussian).
         action_format: what a sampling action is: ``"pulls"``, a pull-count vector
-            (``TopK-Batch-v0``; all zeros = stop), or ``"arm"``, one arm index
-            (``TopK-v0``; ``n_arms`` = stop in fixed confidence). Agents that build
-            dense actions (``agents.PolicyAgent``) read it to act in the env's own format.
+            (``TopK-Batch-v0``; all zeros = stop), ``"arm"``, one arm index
+            (``TopK-v0``; ``n_arms`` = stop in fixed confidence), or ``"pull"``, one
+            pull added to the batch being composed (``TopK-PullByPull-v0``; ``n_arms``
+            = end the batch). Agents that build dense actions (``agents.PolicyAgent``)
+            read it to act in the env's own format.
     """
 
     n_arms: int
@@ -136,7 +139,8 @@ def _resolve_instance(
         return _instances.make(instance, n_arms=n_arms, k=k, **params)
     if params:
         raise ValueError(
-            f"instance_params={params!r} only apply to a named instance, not to {type(instance).__name__}"
+            f"instance_params={params!r} only apply to a named instance, "
+            f"not to {type(instance).__name__}"
         )
     if isinstance(instance, Instance):
         for name, value, have in (("n_arms", n_arms, instance.n_arms), ("k", k, instance.k)):
@@ -154,9 +158,7 @@ def _resolve_instance(
     )
 
 
-def episode_arms(
-    instance: Instance, problem: Problem, rng: np.random.Generator | None
-) -> Arms:
+def episode_arms(instance: Instance, problem: Problem, rng: np.random.Generator | None) -> Arms:
     """The arms of one episode: the instance's draw, in the problem's reward family."""
     arms = instance.arms(rng)
     if arms.distribution == problem.distribution and (
@@ -165,6 +167,28 @@ def episode_arms(
         return arms
     sigma = problem.sigma if problem.distribution == "gaussian" else None
     return Arms(means=arms.means, distribution=problem.distribution, sigma=sigma)
+
+
+def check_spendable_budget(
+    budget: int, max_batches: int, batch_size: int | None, repeat_limit: int | None, n: int
+) -> None:
+    """Raise ``ValueError`` if ``budget`` pulls cannot fit in ``max_batches`` batches.
+
+    A batch holds at most ``min(b, n r)`` pulls (no limit if both are ``None``); a
+    fixed budget above ``max_batches`` times that could never be spent, and agents that
+    plan with the budget would plan for pulls that never come.
+    """
+    caps = [c for c in (batch_size, None if repeat_limit is None else n * repeat_limit) if c]
+    if not caps:
+        return  # no per-batch limit: one batch can hold the whole budget
+    per_batch = min(caps)
+    if budget > max_batches * per_batch:
+        raise ValueError(
+            f"budget={budget} cannot be spent within max_batches={max_batches} batches of at "
+            f"most {per_batch} pulls (batch_size={batch_size}, repeat_limit={repeat_limit}, "
+            f"n_arms={n}): at most {max_batches * per_batch} pulls fit; lower the budget "
+            f"or raise max_batches (without a budget, budget = max_batches * batch_size)"
+        )
 
 
 def build_problem(
@@ -195,7 +219,9 @@ def build_problem(
         raise ValueError(f"k={k} must be smaller than n_arms={n_arms} (1 <= k < n_arms)")
     if distribution is not None:
         _choice("distribution", distribution, _instances.DISTRIBUTIONS)
-    if sigma is not None and not (isinstance(sigma, numbers.Real) and sigma > 0 and math.isfinite(sigma)):
+    if sigma is not None and not (
+        isinstance(sigma, numbers.Real) and sigma > 0 and math.isfinite(sigma)
+    ):
         raise ValueError(f"sigma={sigma!r} must be a positive finite number")
     inst = _resolve_instance(instance, n_arms, k, instance_params, distribution, sigma)
     n, kk = inst.n_arms, inst.k
@@ -241,11 +267,16 @@ def build_problem(
     budget = _int_arg("budget", budget, 1)
     max_batches = _int_arg("max_batches", max_batches, 1)
     if setting == "fixed_budget":
+        if budget is not None and max_batches is not None:
+            check_spendable_budget(budget, max_batches, batch_size, repeat_limit, n)
         if budget is None:
             if max_batches is None:
                 budget = DEFAULT_BUDGET_PER_ARM * n
             elif batch_size is None:
-                raise ValueError("max_batches without a budget needs a batch_size (budget = max_batches * batch_size)")
+                raise ValueError(
+                    "max_batches without a budget needs a batch_size "
+                    "(budget = max_batches * batch_size)"
+                )
             else:
                 budget = max_batches * batch_size
         if budget < n:
@@ -265,10 +296,16 @@ def build_problem(
         )
     if epsilon is not None and not (isinstance(epsilon, numbers.Real) and epsilon >= 0):
         raise ValueError(f"epsilon={epsilon!r} must be a number >= 0")
-    if not (isinstance(cost_per_batch, numbers.Real) and math.isfinite(cost_per_batch) and cost_per_batch >= 0):
+    if not (
+        isinstance(cost_per_batch, numbers.Real)
+        and math.isfinite(cost_per_batch)
+        and cost_per_batch >= 0
+    ):
         raise ValueError(f"cost_per_batch={cost_per_batch!r} must be a finite number >= 0")
     if cost_per_batch and setting != "fixed_confidence":
-        raise ValueError(f"cost_per_batch={cost_per_batch} applies only to setting='fixed_confidence'")
+        raise ValueError(
+            f"cost_per_batch={cost_per_batch} applies only to setting='fixed_confidence'"
+        )
 
     problem = Problem(
         n_arms=n,

@@ -42,6 +42,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from bandit_envs.wrappers import vector_action_masks
+
 _INSTALL_HINT = (
     "bandit_envs.sb3 needs stable-baselines3; install the extra: pip install 'topk-bandit-envs[rl]'"
 )
@@ -209,7 +211,14 @@ class SB3VecEnv(VecEnv):
         indices: VecEnvIndices = None,
         **method_kwargs: Any,
     ) -> list[Any]:
-        """Call a method of each sub-env (``SyncVectorEnv``); the native envs have none."""
+        """Call a method of each sub-env (``SyncVectorEnv``); the native envs have none.
+
+        ``action_masks`` (what sb3-contrib's ``MaskablePPO`` calls) also works on the
+        native envs: their :meth:`action_masks` rows, one per env.
+        """
+        if self._sub_envs is None and method_name == "action_masks":
+            masks = vector_action_masks(self.venv)
+            return [masks[i] for i in self._get_indices(indices)]
         if self._sub_envs is None:
             raise NotImplementedError(
                 f"env_method({method_name!r}): the native vector env has no per-env env objects; "

@@ -13,8 +13,8 @@ answers), so that both break ties and count regret in exactly one way.
   with arms whose mean equals it. ``precision`` is the largest overlap of ``T`` with
   any optimal set, divided by k (without ties: ``|T ∩ top-k| / k``).
 * Ties between equal *empirical* values are broken uniformly at random with the
-  caller's generator (paper-notes: "break them uniformly at random with the episode's
-  generator, never by lowest index").
+  caller's generator, never by lowest index (several papers' setups put the best arms
+  at the lowest indices, where an index rule shifts the results markedly).
 """
 
 from __future__ import annotations

@@ -27,8 +27,14 @@ class TopKEnv(TopKBaseEnv):
     standard model of the papers; ``TopK-Batch-v0`` is its (b, r)-batch generalisation.
 
     ## Action Space
-    ``Discrete(n_arms)``: the arm to pull. In fixed confidence ``Discrete(n_arms + 1)``:
-    action ``n_arms`` means "stop sampling".
+    ``Discrete(n_arms + 1)``: the arm to pull, or ``n_arms`` to stop sampling (in fixed
+    budget the rest of the budget is then left unspent, as an all-zeros action of
+    ``TopK-Batch-v0``).
+
+    ## Action Masks
+    :meth:`action_masks` returns ``bool[action_space.n]``, the valid actions now (the
+    form sb3-contrib's ``MaskablePPO`` reads for a ``Discrete`` space): every arm and,
+    in fixed confidence, the stop action while the episode runs; nothing after it ended.
 
     ## Observation Space
     ``Dict`` with
@@ -50,8 +56,8 @@ class TopKEnv(TopKBaseEnv):
     Ties in the true means: every set attaining the best total counts as correct.
 
     ## Episode End
-    *Termination*: the budget is spent (fixed budget) or the agent stops (fixed
-    confidence). *Truncation*: ``max_batches`` pulls in fixed confidence (no terminal
+    *Termination*: the budget is spent (fixed budget), or the agent stops (either
+    setting). *Truncation*: ``max_batches`` pulls in fixed confidence (no terminal
     reward; ``info`` still scores the empirical answer), or an outer step cap.
 
     ## Information
@@ -65,13 +71,13 @@ class TopKEnv(TopKBaseEnv):
     | --- | --- | --- | --- |
     | ``n_arms`` | int | instance's (10) | number of arms |
     | ``k`` | int | instance's (3) | size of the set to identify, ``1 <= k < n_arms`` |
-    | ``instance`` | str, array, Instance | ``"uniform-random"`` | catalog name, means, or instance |
+    | ``instance`` | str, array, Instance | ``"uniform-random"`` | catalog name, means or instance |
     | ``instance_params`` | dict | ``None`` | parameters of a named instance |
     | ``distribution`` | str | instance's | ``"bernoulli"``, ``"gaussian"``, ``"categorical"`` |
     | ``sigma`` | float | instance's | Gaussian reward standard deviation |
     | ``setting`` | str | ``"fixed_budget"`` | or ``"fixed_confidence"`` |
     | ``budget`` | int | ``20 * n_arms`` | total pulls (fixed budget) |
-    | ``max_batches`` | int | ``None`` | pull cap: budget (fixed budget) / truncation (fixed confidence) |
+    | ``max_batches`` | int | ``None`` | pull cap (fixed budget) / truncation (fixed confidence) |
     | ``objective`` | str | ``"aggregate_regret"`` | or ``"misidentification"`` |
     | ``epsilon`` | float | ``None`` | report ``regret <= epsilon`` in ``info`` |
     | ``shuffle`` | bool | ``True`` | permute arms at each reset |
@@ -80,7 +86,8 @@ class TopKEnv(TopKBaseEnv):
     | ``render_mode`` | str | ``None`` | ``"ansi"`` |
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; the stop action ``n_arms`` is available in fixed budget too
+      (it was fixed confidence only before version 0.2.0 of the package).
 
     Example:
         >>> import gymnasium as gym, bandit_envs
@@ -88,6 +95,8 @@ class TopKEnv(TopKBaseEnv):
         >>> obs, info = env.reset(seed=0)
         >>> sorted(obs)
         ['counts', 'means', 'remaining']
+        >>> env.action_space
+        Discrete(6)
         >>> for t in range(20):
         ...     obs, reward, terminated, truncated, info = env.step(t % 5)
         >>> terminated, int(obs["counts"].sum()), sorted(info)[:3]
@@ -133,13 +142,11 @@ class TopKEnv(TopKBaseEnv):
         problem = dataclasses.replace(problem, action_format="arm")
         super().__init__(problem, inst, shuffle=shuffle, paired=paired, render_mode=render_mode)
         n = problem.n_arms
-        self._stop_action = n if problem.setting == "fixed_confidence" else None
-        self.action_space = spaces.Discrete(n + (self._stop_action is not None))
+        self._stop_action = n
+        self.action_space = spaces.Discrete(n + 1)
 
-    def step(
-        self, action: Any
-    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
-        """Pull arm ``action`` once (or stop, in fixed confidence)."""
+    def step(self, action: Any) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
+        """Pull arm ``action`` once, or stop sampling (action ``n_arms``)."""
         self._check_can_step()
         if isinstance(action, np.ndarray):
             if action.shape not in ((), (1,)):
@@ -154,3 +161,12 @@ class TopKEnv(TopKBaseEnv):
             raise ValueError(f"action={a} is not an arm: it must lie in [0, {self.action_space.n})")
         assert self._phase == SAMPLING
         return self._step_result(self._sample_one(a))
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now, ``bool[action_space.n]`` (what sb3-contrib's ``MaskablePPO`` reads).
+
+        While sampling every arm is valid (the budget has a pull left, or the episode
+        would have ended), and so is the stop action; after the
+        episode ended (or before the first reset) nothing is.
+        """
+        return np.full(self.action_space.n, self._phase == SAMPLING, dtype=np.bool_)

@@ -16,7 +16,7 @@ __all__ = ["TopKBatchEnv", "project_answer", "project_pulls"]
 
 
 def project_pulls(action: np.ndarray, repeat_limit: int, cap: int | None) -> np.ndarray:
-    """Map an integer vector into ``{a in {0..r}^n : sum(a) <= cap}`` (``invalid_action="project"``).
+    """Map an integer vector into ``{a in {0..r}^n : sum(a) <= cap}`` (the project mode).
 
     The rule, deterministic and documented: clip every entry to ``[0, r]``; if the
     total still exceeds ``cap``, scale the vector by ``cap / total``, round every entry
@@ -71,6 +71,17 @@ class TopKBatchEnv(TopKBaseEnv):
     for more pulls than the budget has left raises (is cut to what is left, in project
     mode). Non-integer or NaN entries always raise.
 
+    ## Action Masks
+    :meth:`action_masks` returns the per-dimension masks sb3-contrib's ``MaskablePPO``
+    reads for a ``MultiDiscrete``: ``bool[n_arms * (r + 1)]``, entry ``i * (r + 1) + c``
+    true iff arm ``i`` may be pulled ``c`` times now, i.e. ``c <= min(r, b, pulls
+    left)`` while sampling, ``c`` in ``{0, 1}`` at the answer step (larger entries
+    would give the same answer), nothing after the episode ended. Per-dimension masks
+    cannot hold the sum rule ``sum(a) <= min(b, pulls left)``: a vector of allowed
+    entries may still be invalid (it raises, or is projected in ``"project"`` mode).
+    ``TopK-PullByPull-v0`` (:class:`~bandit_envs.pull_by_pull.TopKPullByPullEnv`) is
+    this problem with each batch composed pull by pull, whose masks are exact.
+
     ## Observation Space
     ``Dict`` with ``"counts"`` (``int64``, pulls per arm), ``"means"`` (``float64``,
     empirical means, 0 before the first pull), ``"remaining"`` (fraction of the
@@ -104,13 +115,13 @@ class TopKBatchEnv(TopKBaseEnv):
     | Parameter | Type | Default | Description |
     | --- | --- | --- | --- |
     | ``n_arms``, ``k`` | int | instance's (10, 3) | arms; size of the set, ``1 <= k < n_arms`` |
-    | ``instance`` | str, array, Instance | ``"uniform-random"`` | catalog name, means, or instance |
+    | ``instance`` | str, array, Instance | ``"uniform-random"`` | catalog name, means or instance |
     | ``instance_params`` | dict | ``None`` | parameters of a named instance |
     | ``distribution`` | str | instance's | ``"bernoulli"``, ``"gaussian"``, ``"categorical"`` |
     | ``sigma`` | float | instance's | Gaussian reward standard deviation |
     | ``setting`` | str | ``"fixed_budget"`` | or ``"fixed_confidence"`` |
-    | ``budget`` | int | ``20 n`` or ``max_batches * b`` | total pulls (fixed budget) |
-    | ``max_batches`` | int | ``None`` | batch budget B (fixed budget) / truncation (fixed confidence) |
+    | ``budget`` | int | ``20 n`` or ``max_batches * b`` | pulls (fixed budget), see below |
+    | ``max_batches`` | int | ``None`` | batch budget B (fixed budget) / truncation (fixed conf.) |
     | ``batch_size`` | int or None | 5 | ``b``; ``None``: any number of pulls per step |
     | ``repeat_limit`` | int | ``batch_size`` | ``r``, most pulls of one arm per step |
     | ``objective`` | str | ``"aggregate_regret"`` | or ``"misidentification"`` |
@@ -121,6 +132,10 @@ class TopKBatchEnv(TopKBaseEnv):
     | ``invalid_action`` | str | ``"raise"`` | or ``"project"`` (for learned policies) |
     | ``paired`` | bool | ``False`` | common random numbers per (arm, pull index) |
     | ``render_mode`` | str | ``None`` | ``"ansi"`` |
+
+    A fixed budget given with ``max_batches`` must fit in them: ``budget <=
+    max_batches * min(b, n r)`` (a batch holds at most ``min(b, n r)`` pulls), else
+    ``ValueError``: more would never be spent.
 
     ## Fast path for scripted agents
     :meth:`step_sparse` and :meth:`answer_sparse` take ``(arms, reps)`` and an arm set
@@ -174,7 +189,9 @@ class TopKBatchEnv(TopKBaseEnv):
         render_mode: str | None = None,
     ) -> None:
         if invalid_action not in INVALID_ACTIONS:
-            raise ValueError(f"invalid_action={invalid_action!r} must be one of {list(INVALID_ACTIONS)}")
+            raise ValueError(
+                f"invalid_action={invalid_action!r} must be one of {list(INVALID_ACTIONS)}"
+            )
         problem, inst = build_problem(
             n_arms=n_arms,
             k=k,
@@ -204,7 +221,11 @@ class TopKBatchEnv(TopKBaseEnv):
     def _on_reset(self) -> None:
         self.action_space.answer_k = None
         self.action_space.sample_limit = self.pulls_left
-        views = {"counts": self._counts.view(), "means": self._emp.view(), "remaining": self._remaining.view()}
+        views = {
+            "counts": self._counts.view(),
+            "means": self._emp.view(),
+            "remaining": self._remaining.view(),
+        }
         for v in views.values():
             v.flags.writeable = False
         self._views = views
@@ -246,7 +267,9 @@ class TopKBatchEnv(TopKBaseEnv):
             raise ValueError(f"action[{bad}]={a[bad]} is negative: pull counts must be >= 0")
         if a.max() > r:
             bad = int(np.argmax(a))
-            raise ValueError(f"action[{bad}]={a[bad]} exceeds repeat_limit={r} pulls of one arm per batch")
+            raise ValueError(
+                f"action[{bad}]={a[bad]} exceeds repeat_limit={r} pulls of one arm per batch"
+            )
         total = int(a.sum())
         if p.batch_size is not None and total > p.batch_size:
             raise ValueError(f"action asks for {total} pulls, over batch_size={p.batch_size}")
@@ -255,9 +278,7 @@ class TopKBatchEnv(TopKBaseEnv):
         return a
 
     # ------------------------------------------------------------------ step
-    def step(
-        self, action: Any
-    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         """Pull by ``action`` (a batch), stop (all zeros), or answer (answer phase)."""
         self._check_can_step()
         a = self._as_counts(action)
@@ -284,7 +305,8 @@ class TopKBatchEnv(TopKBaseEnv):
             raise ValueError(f"answer action has a negative entry {int(a.min())}")
         if arms.shape[0] != k:
             raise ValueError(
-                f"the answer must mark exactly k={k} arms with nonzero entries; it marks {arms.shape[0]}"
+                f"the answer must mark exactly k={k} arms with nonzero entries; "
+                f"it marks {arms.shape[0]}"
             )
         return arms
 
@@ -324,7 +346,9 @@ class TopKBatchEnv(TopKBaseEnv):
         else:
             n = p.n_arms
             if arms.shape != reps.shape or arms.ndim != 1:
-                raise ValueError(f"arms {arms.shape} and reps {reps.shape} must be 1-D of one length")
+                raise ValueError(
+                    f"arms {arms.shape} and reps {reps.shape} must be 1-D of one length"
+                )
             if arms.min() < 0 or arms.max() >= n:
                 raise ValueError(f"arms {arms.tolist()} must lie in [0, {n})")
             if reps.min() < 1 or reps.max() > self._r:
@@ -378,7 +402,9 @@ class TopKBatchEnv(TopKBaseEnv):
         self._remaining[0] = self._remaining_fraction()
         return self._views, float(reward), bool(terminated), bool(truncated), info
 
-    def answer_sparse(self, recommendation: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def answer_sparse(
+        self, recommendation: np.ndarray
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """The answer step given as ``k`` distinct arm indices."""
         self._check_can_step()
         if self._phase != ANSWER:
@@ -389,9 +415,30 @@ class TopKBatchEnv(TopKBaseEnv):
             raise ValueError(f"recommendation {rec.tolist()} must lie in [0, {n})")
         self._check_answer(np.unique(rec))
         if rec.shape[0] != self.problem.k:
-            raise ValueError(f"recommendation {rec.tolist()} must hold exactly k={self.problem.k} distinct arms")
+            raise ValueError(
+                f"recommendation {rec.tolist()} must hold exactly k={self.problem.k} distinct arms"
+            )
         reward, terminated, truncated, info = self._answer(rec)
         return self._views, float(reward), bool(terminated), bool(truncated), info
+
+    def action_masks(self) -> np.ndarray:
+        """Per-dimension valid counts now, ``bool[n_arms * (r + 1)]`` (sb3-contrib's layout).
+
+        Entry ``i * (r + 1) + c`` says whether arm ``i`` may be pulled ``c`` times
+        (:func:`~bandit_envs.spaces.count_masks`): while sampling, ``c <= min(r, b,
+        pulls left)``; at the answer step ``c`` in ``{0, 1}``; after the episode ended,
+        nothing. Per-dimension masks cannot hold the sum rule: with every entry
+        allowed, a vector may still ask for more than ``b`` pulls (or than the budget
+        has left), which raises in ``invalid_action="raise"``. The masks are exactly
+        each arm's possible counts (``c`` is allowed iff some valid action pulls arm
+        ``i`` ``c`` times). ``TopK-PullByPull-v0`` composes the batch one pull at a
+        time, with masks that do hold every rule.
+        """
+        if self._phase == SAMPLING:
+            p = self.problem
+            caps = [c for c in (self._r, p.batch_size, self.pulls_left) if c is not None]
+            return self.action_space.masks(min(caps))
+        return self.action_space.masks(None, answering=self._phase == ANSWER)
 
     @property
     def phase(self) -> int:

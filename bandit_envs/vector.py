@@ -43,6 +43,7 @@ from gymnasium.vector.utils import batch_space
 
 from bandit_envs.core import ANSWER, DONE, SAMPLING, TopKBaseEnv
 from bandit_envs.problem import episode_arms
+from bandit_envs.spaces import BatchedBatchPulls, count_masks
 from bandit_envs.top_k import TopKEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
 
@@ -400,6 +401,7 @@ class _TopKVectorEnvBase(VectorEnv):
             self._n_autoreset = int(np.count_nonzero(self._autoreset))
         self._start(rows)
         self._started = True
+        self._sync_action_space()
         return self._observation(), {}
 
     def _start(self, rows: np.ndarray | None) -> None:
@@ -476,7 +478,15 @@ class _TopKVectorEnvBase(VectorEnv):
             self._start(np.flatnonzero(done))
         else:
             info = self._flat_info()
+        self._sync_action_space()
         return self._observation(), self._rewards, self._terminated, self._truncated, info
+
+    def _sync_action_space(self) -> None:
+        """Hook: update what the action space samples from (after every reset and step)."""
+
+    def action_masks(self) -> np.ndarray:
+        """The valid actions of every env, one row each, in sb3-contrib's layout (see leaves)."""
+        raise NotImplementedError
 
     def _validate(self, actions: Any, act: np.ndarray | None) -> Any:
         """Check the actions of the acting rows (``None``: all); raise like the single env."""
@@ -773,10 +783,16 @@ class TopKVectorEnv(_TopKVectorEnvBase):
     the single env's (see its docstring), plus the vector arguments below.
 
     ## Action Space
-    ``MultiDiscrete([n_arms] * N)`` (``n_arms + 1`` in fixed confidence: the stop
-    action), the batch of the single ``Discrete`` space: an integer array of shape
+    ``MultiDiscrete([n_arms + 1] * N)`` (``n_arms``: the stop action), the batch of the
+    single ``Discrete`` space: an integer array of shape
     ``(N,)`` (``(N, 1)`` is accepted). Bad entries raise ``ValueError("env i: ...")``
     with the single env's message, before any env moves.
+
+    ## Action Masks
+    :meth:`action_masks` returns ``bool (N, n_actions)``, row ``i`` the single env's
+    mask of env ``i``; a row whose env restarts at the next step (``NEXT_STEP``) allows
+    every action (it is ignored); before the first reset nothing is allowed.
+    sb3-contrib's ``MaskablePPO`` reads them through :class:`bandit_envs.sb3.SB3VecEnv`.
 
     ## Observation Space
     The single env's ``Dict`` batched: ``counts`` ``(N, n)`` int64, ``means`` ``(N, n)``
@@ -857,8 +873,8 @@ class TopKVectorEnv(_TopKVectorEnvBase):
             **env_kwargs,
         )
         n = self.problem.n_arms
-        self._stop_action = n if self.problem.setting == "fixed_confidence" else None
-        self._n_actions = n + (self._stop_action is not None)
+        self._stop_action = n
+        self._n_actions = n + 1
 
     def _validate(
         self, actions: Any, act: np.ndarray | None
@@ -895,6 +911,16 @@ class TopKVectorEnv(_TopKVectorEnvBase):
                     return
         self._pull_one(act, av)
 
+    def action_masks(self) -> np.ndarray:
+        """Valid actions, bool ``(num_envs, n_actions)``: the single env's mask per row.
+
+        Every arm (and the stop action, in fixed confidence) while an env samples;
+        nothing before the first reset; every action for an env whose next step only
+        restarts it (``NEXT_STEP`` autoreset ignores its action).
+        """
+        valid = (self._phase == SAMPLING) | self._autoreset
+        return np.repeat(valid[:, None], self._n_actions, axis=1)
+
 
 class TopKBatchVectorEnv(_TopKVectorEnvBase):
     """``num_envs`` copies of ``TopK-Batch-v0`` (the (b, r)-batch model), stepped as arrays.
@@ -909,10 +935,18 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
     ## Action Space
     The batch of :class:`~bandit_envs.spaces.BatchPulls`: an integer array of shape
     ``(N, n_arms)``, row ``i`` being env ``i``'s pull-count vector (its answer vector in
-    the answer phase). As Gymnasium batches a ``MultiDiscrete``, ``action_space`` is a
-    ``Box(0, r, (N, n), int64)``: its samples may break the sum rule ``sum <= b`` (they
-    raise unless ``invalid_action="project"``). Bad rows raise ``ValueError("env i:
-    ...")`` with the single env's message before any env moves.
+    the answer phase). ``action_space`` is a
+    :class:`~bandit_envs.spaces.BatchedBatchPulls`, a ``Box(0, r, (N, n), int64)`` whose
+    ``contains`` checks each row's sum against ``b`` and whose ``sample()`` follows
+    every env's state (the pulls its budget has left, its answer step), so sampled
+    actions are valid in raise mode. Bad rows raise ``ValueError("env i: ...")`` with
+    the single env's message before any env moves.
+
+    ## Action Masks
+    :meth:`action_masks` returns ``bool (N, n_arms * (r + 1))``, row ``i`` the single
+    env's per-dimension mask of env ``i`` (counts up to ``min(r, b, pulls left)``; 0
+    and 1 at the answer step); a row whose env restarts at the next step (``NEXT_STEP``)
+    allows every count. Like the single env's, they cannot hold the sum rule.
 
     ## Observation Space
     The single env's ``Dict`` batched: ``counts``, ``means`` ``(N, n)``, ``remaining``
@@ -970,6 +1004,39 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
         self.invalid_action = self._single.invalid_action
         # Per-arm cap of the action space: r, else (b = None, no r) the whole budget.
         self._r = p.repeat_limit if p.repeat_limit is not None else p.budget
+        # What the batched action space samples from: arrays updated in place.
+        space = self.action_space
+        self._left = None if p.budget is None else np.full(self.num_envs, p.budget, np.int64)
+        self._answering = np.zeros(self.num_envs, dtype=np.bool_) if self._answer_agent else None
+        if isinstance(space, BatchedBatchPulls):
+            space.sample_limit = self._left
+            space.answer_rows = self._answering
+            space.answer_k = p.k if self._answer_agent else None
+
+    def _sync_action_space(self) -> None:
+        if self._left is not None:
+            np.subtract(self.problem.budget, self._pulls, out=self._left)
+        if self._answering is not None:
+            np.equal(self._phase, ANSWER, out=self._answering)
+
+    def action_masks(self) -> np.ndarray:
+        """Per-dimension valid counts, bool ``(num_envs, n_arms * (r + 1))`` (sb3-contrib's layout).
+
+        Row ``i`` is the single env's :meth:`~bandit_envs.top_k_batch.TopKBatchEnv.action_masks`
+        for env ``i`` (:func:`~bandit_envs.spaces.count_masks`): counts up to
+        ``min(r, b, pulls left)`` while sampling, 0 and 1 at the answer step, nothing
+        before the first reset, every count for an env whose next step only restarts it.
+        """
+        p = self.problem
+        caps = np.full(
+            self.num_envs, self._r if p.batch_size is None else min(self._r, p.batch_size)
+        )
+        if p.budget is not None:
+            np.minimum(caps, p.budget - self._pulls, out=caps)
+        caps[self._phase != SAMPLING] = -1
+        caps[self._autoreset] = self._r
+        answering = (self._phase == ANSWER) & ~self._autoreset
+        return count_masks(p.n_arms, self._r, caps, answering)
 
     # ------------------------------------------------------------ validation
     def _as_counts(self, actions: Any, act: np.ndarray | None) -> np.ndarray:

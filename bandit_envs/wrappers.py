@@ -16,7 +16,7 @@ observation dict, so the *same* code serves
   exactly the observation it was trained on;
 * saving: :meth:`FlatObservation.config` is a JSON-able dict and
   :func:`transform_from_config` rebuilds the transform, so the config can be stored
-  next to a saved model (``agents.training`` writes it into the model file and a JSON
+  next to a saved model (``agents.learned.saving`` writes it into the model file and a JSON
   sidecar).
 
 Features (``features=``), each one block of ``n_arms`` entries, in the order given:
@@ -31,6 +31,9 @@ name           value for arm ``i``                          range
 ``inv_sqrt``   ``1 / sqrt(counts[i] + 1)`` (width of a CI)  ``(0, 1]``
 ``post_gap``   posterior mean minus the opposing boundary   ``[-s, s]``
 ``post_std``   posterior standard deviation                 ``[0, s/2]``
+``batch``      ``batch[i] / batch_scale``: pulls of arm ``i``  ``[0, 1]``
+               in the batch being composed
+               (``TopK-PullByPull-v0``)
 =============  ===========================================  ===========
 
 The two ``post_*`` features are posterior statistics under a known Beta(a, b) prior on
@@ -41,6 +44,11 @@ means so): arm ``i`` after ``s_i`` successes in ``n_i`` pulls has posterior mean
 arm in the posterior top k (``m_i >= c_(k)``) and ``m_i - c_(k)`` otherwise, where
 ``c_(j)`` is the ``j``-th largest posterior mean: how far the arm is from changing
 sides. Both are multiplied by ``s = 1 / sd(prior)``, so they are O(1).
+
+``batch`` reads the ``batch`` key of ``TopK-PullByPull-v0``'s observation (the batch
+being composed, or the answer's arms chosen so far), scaled by ``batch_scale`` (the
+env's ``r``). :meth:`FlatObservation.from_env` adds it to the default features of that
+env, so a flattened observation never hides the batch from the policy.
 
 then ``remaining`` (1 entry) and, with ``phase=True``, ``phase`` (1 entry). The mean's
 centre ``c`` is the average empirical mean of the pulled arms (``center_means=True``,
@@ -72,7 +80,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import VectorEnv, VectorWrapper
+from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 __all__ = [
     "FEATURES",
@@ -80,6 +88,7 @@ __all__ = [
     "FlattenTopKObservation",
     "FlattenTopKVectorObservation",
     "transform_from_config",
+    "vector_action_masks",
 ]
 
 #: The per-arm features :class:`FlatObservation` knows, with their bounds.
@@ -91,6 +100,7 @@ FEATURES: dict[str, tuple[float, float]] = {
     "inv_sqrt": (0.0, 1.0),
     "post_gap": (-1.0, 1.0),  # times 1 / sd(prior)
     "post_std": (0.0, 0.5),  # times 1 / sd(prior)
+    "batch": (0.0, 1.0),
 }
 POSTERIOR_FEATURES = ("post_gap", "post_std")
 DEFAULT_FEATURES = ("fraction", "log_count", "mean", "pulled")
@@ -112,6 +122,8 @@ class FlatObservation:
         phase: append the ``phase`` entry (environments with ``answer="agent"``).
         prior: ``(a, b)`` of a Beta prior on Bernoulli means (needed by ``post_*``).
         k: the size of the answer (needed by ``post_gap``).
+        batch_scale: the count that maps to a ``batch`` feature of 1 (needed by
+            ``batch``: the env's per-arm cap ``r``).
 
     Build it with :meth:`from_env` rather than by hand.
     """
@@ -129,6 +141,7 @@ class FlatObservation:
         phase: bool = False,
         prior: Sequence[float] | None = None,
         k: int | None = None,
+        batch_scale: float | None = None,
     ) -> None:
         if int(n_arms) != n_arms or n_arms < 2:
             raise ValueError(f"n_arms={n_arms!r} must be an integer >= 2")
@@ -155,6 +168,14 @@ class FlatObservation:
         self.mean_bound = float(mean_bound)
         self.phase = bool(phase)
         self.prior, self.k, self.post_scale = _check_prior(prior, k, self.n_arms, features)
+        if ("batch" in features) != (batch_scale is not None):
+            raise ValueError(
+                f"batch_scale={batch_scale!r}: the 'batch' feature needs batch_scale (the "
+                "env's repeat_limit r), and batch_scale is used only by it"
+            )
+        if batch_scale is not None and not (math.isfinite(batch_scale) and batch_scale >= 1):
+            raise ValueError(f"batch_scale={batch_scale!r} must be a finite number >= 1")
+        self.batch_scale = None if batch_scale is None else float(batch_scale)
         self._log_scale = math.log1p(self.count_scale)
         n = self.n_arms
         low, high = [], []
@@ -209,6 +230,11 @@ class FlatObservation:
             "mean_bound": bound,
             "phase": problem.answer == "agent",
         }
+        if getattr(problem, "action_format", "pulls") == "pull":  # TopK-PullByPull-v0
+            r = problem.repeat_limit if problem.repeat_limit is not None else problem.budget
+            kwargs["features"] = tuple(options.get("features", (*DEFAULT_FEATURES, "batch")))
+            if "batch" in kwargs["features"]:
+                kwargs["batch_scale"] = float(r)
         kwargs.update(options)
         if kwargs.get("prior") is not None:
             if problem.distribution != "bernoulli":
@@ -236,6 +262,7 @@ class FlatObservation:
             # absent unless set: configs saved before these options rebuild unchanged
             **({"prior": list(self.prior)} if self.prior is not None else {}),
             **({"k": self.k} if self.k is not None else {}),
+            **({"batch_scale": self.batch_scale} if self.batch_scale is not None else {}),
         }
 
     def __eq__(self, other: object) -> bool:
@@ -279,6 +306,15 @@ class FlatObservation:
             elif f == "post_std":
                 assert post is not None
                 blocks.append(post[1] * self.post_scale)
+            elif f == "batch":
+                if "batch" not in observation:
+                    raise ValueError(
+                        "the 'batch' feature reads observation['batch'] (TopK-PullByPull-v0); "
+                        "the observation has none"
+                    )
+                assert self.batch_scale is not None
+                batch = np.asarray(observation["batch"], dtype=np.float64)
+                blocks.append(batch / self.batch_scale)
             else:  # "mean"
                 if self.center_means:
                     n_pulled = pulled.sum(axis=-1, keepdims=True)
@@ -300,7 +336,6 @@ class FlatObservation:
                 )
             blocks.append(np.asarray(observation["phase"], dtype=np.float64).reshape(*lead, 1))
         return np.concatenate(blocks, axis=-1).astype(np.float32)
-
 
     def _posterior(self, counts: np.ndarray, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(post_gap, post_std)`` before scaling (see the module docstring)."""
@@ -328,8 +363,7 @@ def _check_prior(
         return None, None, 0.0
     values = list(prior)
     if len(values) != 2 or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
-        for v in values
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf for v in values
     ):
         raise ValueError(f"prior={prior!r} must be (a, b), two positive finite numbers")
     if k is None or int(k) != k or not 1 <= k < n_arms:
@@ -463,6 +497,10 @@ class FlattenTopKVectorObservation(VectorWrapper):
             infos["final_obs"] = self._final(infos["final_obs"])
         return self.transform(obs), rewards, terminations, truncations, infos
 
+    def action_masks(self) -> np.ndarray:
+        """The wrapped vector env's action masks (:func:`vector_action_masks`)."""
+        return vector_action_masks(self.env)
+
     def _final(self, final: Any) -> Any:
         if isinstance(final, Mapping):  # a batched dict
             return self.transform(final)
@@ -471,3 +509,22 @@ class FlattenTopKVectorObservation(VectorWrapper):
             if o is not None:
                 out[i] = self.transform(o)
         return out
+
+
+def vector_action_masks(envs: VectorEnv) -> np.ndarray:
+    """``action_masks()`` of every env of a vector env, one row each.
+
+    The native vector envs (through any wrappers) compute them at once; a
+    ``SyncVectorEnv``/``AsyncVectorEnv`` asks each env (``envs.call("action_masks")``)
+    and stacks the answers. An env whose episode ended has no valid action; under
+    ``NEXT_STEP`` autoreset its next step only restarts it, ignoring its action, so its
+    row allows every action (as the native vector envs' rows do).
+    """
+    base = envs.unwrapped
+    masks = getattr(base, "action_masks", None)
+    if callable(masks):
+        return np.asarray(masks())
+    rows = np.stack(envs.call("action_masks"))
+    if envs.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP) == AutoresetMode.NEXT_STEP:
+        rows[~rows.any(axis=1)] = True
+    return rows

@@ -1,9 +1,10 @@
 """Driver for ``benchmarks/best_arm_side_by_side.py``: episodes of the ``best-arm`` package.
 
 Run with the Python of a separate virtual environment holding ``best-arm`` 0.1.1 (it
-pins old numpy/scipy, so it never goes into the project's environment)::
+pins old numpy/scipy, so it never goes into the project's environment; see
+``best_arm_side_by_side.py --best-arm-python``)::
 
-    /work/venv-bestarm/bin/python benchmarks/_best_arm_driver.py '{"algo": "eb_tc",
+    VENV/bin/python benchmarks/_best_arm_driver.py '{"algo": "eb_tc",
         "means": [0.5, 0.45, 0.43, 0.4], "delta": 0.1, "seeds": [1, 2], "cap": 60}'
 
 Prints one JSON object: ``{"algo", "version", "episodes": [{"seed", "pulls", "cpu",
@@ -98,13 +99,20 @@ def _algorithm(name, env, delta):
         tracker = DTracking(k) if name.endswith("D") else CTracking(k)
         return TrackAndStop(env, delta, tracker, ChernoffStoppingCondition(mode="practice"))
     top_two = {
-        "eb_tc": ("EB", "TC"), "eb_tci": ("EB", "TCI"), "t3c": ("TS", "TC"), "ttts": ("TS", "RS"),
+        "eb_tc": ("EB", "TC"),
+        "eb_tci": ("EB", "TCI"),
+        "t3c": ("TS", "TC"),
+        "ttts": ("TS", "RS"),
     }
     if name in top_two:
         leader, challenger = top_two[name]
         return TopTwoBAI(
-            env, delta, stopping_condition=ChernoffStoppingCondition(mode="practice"),
-            beta=0.5, leader_type=leader, challenger_type=challenger,
+            env,
+            delta,
+            stopping_condition=ChernoffStoppingCondition(mode="practice"),
+            beta=0.5,
+            leader_type=leader,
+            challenger_type=challenger,
         )
     if name == "lucb":
         return LUCB1(env, delta, stopping_condition=LUCBStoppingCondition(epsilon=0.0))

@@ -1,11 +1,11 @@
-"""Issue 10's speed targets: scripted agents on the compiled fast path.
+"""Speed of the scripted agents on the compiled fast path, against their targets.
 
 Prints, in CPU time on one core (``time.process_time``), after one warm-up episode:
 
 1. pulls per second of every registered agent through ``agents.run_episode`` on a
    ``gym.make("TopK-Batch-v0")`` env, two-level instance (0.6 / 0.5), n = 1000,
    budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
-   fixed-confidence agents play in fixed budget (anytime), as in the issue's table;
+   fixed-confidence agents play in fixed budget (anytime);
 2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull; not for the
    agents slower by the nature of their step, ``SLOW_STEP``), with
    independent rewards and with paired ones (the runner's): amortised over a budget-20n
@@ -38,10 +38,9 @@ import bandit_envs  # noqa: F401  (registers the envs)
 
 ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
 #: Slower than the targets by the nature of their step: section 1 only (a budget-200n
-#: episode of kg, eb_tc or t3c alone takes minutes). The Bayesian yardsticks (EXPERIMENTS.md,
-#: "The Bayesian yardsticks") and the GLR-stopped Top-Two agents in top-k form, whose pull
-#: is a pass over the k (n - k) pairs ("The later agents").
-SLOW_STEP = ("kg", "bayes_ttts", "eb_tc", "t3c")
+#: episode of kg or t3c alone takes minutes): the Bayesian yardsticks, and T3C, whose
+#: pull samples the posterior of every arm (docs/performance.md).
+SLOW_STEP = ("kg", "bayes_ttts", "t3c")
 
 
 def _compiled(name: str) -> bool:
@@ -74,8 +73,15 @@ def _batch_episodes(
 ) -> tuple[float, int, int]:
     """(CPU seconds, batches, pulls) of ``episodes`` episodes, (b, r) = (b, b), n = 1000, K = 10."""
     env = gym.make(
-        "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=1000, k=10,
-        budget=budget, batch_size=b, repeat_limit=b, answer="agent", paired=paired,
+        "TopK-Batch-v0",
+        instance="zhou2014-two-level",
+        n_arms=1000,
+        k=10,
+        budget=budget,
+        batch_size=b,
+        repeat_limit=b,
+        answer="agent",
+        paired=paired,
     )
     agent = agents.make(name)
     agents.run_episode(env, agent, seed=0)
@@ -128,10 +134,13 @@ def fresh_process_warmup(names: list[str], cache_dir: str) -> str:
         "        continue  # (lil_ucb: k = 1 only)\n"
         "    agents.run_episode(env, agents.make(name), seed=0)\n"
         "t2 = time.perf_counter()\n"
-        f"print(f'import {{t1 - t0:.2f}} s, first episode of {len(names)} agents {{t2 - t1:.2f}} s')\n"
+        f"print(f'import {{t1 - t0:.2f}} s, '\n"
+        f"      f'first episode of {len(names)} agents {{t2 - t1:.2f}} s')\n"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     return out.stdout.strip()
 
 
@@ -144,7 +153,9 @@ def main() -> None:
     skipped = [a for a in (args.agents or agents.available()) if not _compiled(a)]
     episodes = 2 if args.quick else 5
     print("1. pulls/s, n = 1000, budget 20n (CPU time; target 1e6)")
-    print(f"{'agent':16s} {'K=10 b=1':>12s} {'K=100 b=1':>12s} {'K=10 None':>12s} {'K=100 None':>12s}")
+    print(
+        f"{'agent':16s} {'K=10 b=1':>12s} {'K=100 b=1':>12s} {'K=10 None':>12s} {'K=100 None':>12s}"
+    )
     for name in names:
         cells = []
         for b in (1, None):
@@ -155,7 +166,9 @@ def main() -> None:
                     continue
                 rate = pulls_per_second(name, 1000, k, b, episodes)
                 cells.append(f"{rate / 1e6:.2f}M" if rate >= 1e5 else f"{rate / 1e3:.1f}k")
-        print(f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3])))
+        print(
+            f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3]))
+        )
     if skipped:
         print(
             f"(not compiled, not measured: {', '.join(skipped)}; bayes_dp is an exact dynamic "
@@ -169,7 +182,8 @@ def main() -> None:
             for paired in (False, True):
                 us, ns, marginal = batch_cost(name, b, episodes, paired)
                 print(
-                    f"{name:16s} b={b:3d} {'paired  ' if paired else 'unpaired'}: {us:7.2f} us/batch"
+                    f"{name:16s} b={b:3d} {'paired  ' if paired else 'unpaired'}: "
+                    f"{us:7.2f} us/batch"
                     f" = {ns:6.1f} ns/pull, marginal {marginal:5.2f} us/batch"
                     f" (target {2 + 0.05 * b:.2f} us)"
                 )

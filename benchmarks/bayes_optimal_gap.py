@@ -2,7 +2,7 @@
 
 Means i.i.d. Beta(a, b), Bernoulli rewards, aggregate regret (the terminal value is the
 sum of the k largest posterior means). Every value is exact
-(:mod:`agents.bayes_exact`: backward induction over the posterior states up to arm
+(:mod:`agents.bayesian.exact`: backward induction over the posterior states up to arm
 permutation; policies evaluated on the same states, ties averaged):
 
 * **Sequential**: a budget of T pulls, one at a time. Columns: the posterior states, the
@@ -14,7 +14,7 @@ permutation; policies evaluated on the same states, ties averaged):
   environment's aggregate regret); the time of KG*'s evaluation.
 * **Batches**: 3 arms, batches of b = 2 pulls, at most r = 1 pull an arm a batch (Jun et
   al.'s A; batches of 1 pull allowed), ``B`` batches. ``V*`` plans whole batches
-  (:class:`agents.bayes_exact.BatchDP`); ``1/batch*``: the best policy that pulls once
+  (:class:`agents.bayesian.exact.BatchDP`); ``1/batch*``: the best policy that pulls once
   a batch (the sequential optimum over B pulls); KG*: the ``kg`` agent as it plays there
   (one pull a batch, its look-ahead the pulls left of the 2B budget); ``KG* top-2``: each
   batch pulls the 2 arms of largest KG* value (a myopic fill; ties averaged); uniform: round robin
@@ -35,7 +35,7 @@ import time
 import numpy as np
 from scipy import integrate, stats
 
-from agents.bayes_exact import BatchDP, BetaBernoulliDP, kg_rule, kg_top_batch_rule, rule_weights
+from agents.bayesian.exact import BatchDP, BetaBernoulliDP, kg_rule, kg_top_batch_rule, rule_weights
 
 PRIORS = [(1.0, 1.0), (5.0, 5.0)]
 

@@ -1,9 +1,9 @@
-"""Issue 11's speed rule: our agents against the ``best-arm`` package (0.1.1), side by side.
+"""Our agents against the ``best-arm`` package (0.1.1), side by side: CPU time per pull.
 
 Each algorithm present in both libraries plays the same instances with the same
 ``delta = 0.1`` and, where both offer it, the same stopping threshold; the table gives
 pulls and CPU time per episode (``time.process_time``) for both, and the speed ratio
-``(their CPU per pull) / (our CPU per pull)`` against the rule's 20x.
+``(their CPU per pull) / (our CPU per pull)`` against the target of 20x.
 
 Instances (Bernoulli, ``k = 1``, fixed confidence):
 
@@ -85,10 +85,18 @@ class Pair:
 
 
 PAIRS = (
-    Pair("track_and_stop D", "track_and_stop", {"tracking": "D", "threshold": "log"},
-         "track_and_stop_D"),
-    Pair("track_and_stop C", "track_and_stop", {"tracking": "C", "threshold": "log"},
-         "track_and_stop_C"),
+    Pair(
+        "track_and_stop D",
+        "track_and_stop",
+        {"tracking": "D", "threshold": "log"},
+        "track_and_stop_D",
+    ),
+    Pair(
+        "track_and_stop C",
+        "track_and_stop",
+        {"tracking": "C", "threshold": "log"},
+        "track_and_stop_C",
+    ),
     Pair("eb_tc", "eb_tc", {"tracking": False, "forced": False, "threshold": "log"}, "eb_tc"),
     Pair("eb_tci", "eb_tci", {"tracking": False, "forced": False, "threshold": "log"}, "eb_tci"),
     Pair("t3c (TS-TC)", "t3c", {"tracking": False, "forced": False, "threshold": "log"}, "t3c"),
@@ -104,16 +112,31 @@ PAIRS = (
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--best-arm-python", default=DEFAULT_PYTHON,
-                        help="Python of a venv with best-arm installed (default %(default)s)")
+    parser.add_argument(
+        "--best-arm-python",
+        default=DEFAULT_PYTHON,
+        help="Python of a venv with best-arm installed (default %(default)s)",
+    )
     parser.add_argument("--episodes", type=int, default=10, help="episodes per algorithm on mu1")
-    parser.add_argument("--big-episodes", type=int, default=1,
-                        help="episodes per algorithm on the 1,000-arm instance")
-    parser.add_argument("--cap", type=float, default=60.0,
-                        help="CPU seconds after which an episode of theirs is stopped")
+    parser.add_argument(
+        "--big-episodes",
+        type=int,
+        default=1,
+        help="episodes per algorithm on the 1,000-arm instance",
+    )
+    parser.add_argument(
+        "--cap",
+        type=float,
+        default=60.0,
+        help="CPU seconds after which an episode of theirs is stopped",
+    )
     parser.add_argument("--instances", nargs="*", default=list(INSTANCES), choices=INSTANCES)
-    parser.add_argument("--algorithms", nargs="*", default=None,
-                        help="labels' first words to keep (e.g. eb_tc lucb)")
+    parser.add_argument(
+        "--algorithms",
+        nargs="*",
+        default=None,
+        help="labels' first words to keep (e.g. eb_tc lucb)",
+    )
     parser.add_argument("--list", action="store_true", help="print the pairs and exit")
     args = parser.parse_args(argv)
     for name in ("episodes", "big_episodes"):
@@ -127,9 +150,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def theirs_available(path: str) -> str | None:
     """``None`` if ``path`` can run the driver, else why not (the skip message)."""
     if not os.path.exists(path):
-        return (f"best-arm side skipped: {path} does not exist (make it with "
-                "`python -m venv /work/venv-bestarm && "
-                "/work/venv-bestarm/bin/pip install best-arm`)")
+        return (
+            f"best-arm side skipped: {path} does not exist (make it with "
+            "`python -m venv /work/venv-bestarm && "
+            "/work/venv-bestarm/bin/pip install best-arm`)"
+        )
     if not os.access(path, os.X_OK):
         return f"best-arm side skipped: {path} is not executable"
     return None
@@ -152,8 +177,13 @@ def run_ours(pair: Pair, instance: str, episodes: int) -> dict[str, Any]:
     else:
         inst = bandit_envs.instances.from_means(means_of(instance), k=1)
     env = gym.make(
-        "TopK-Batch-v0", instance=inst, k=1, setting="fixed_confidence",
-        batch_size=1, repeat_limit=1, max_batches=MAX_PULLS,
+        "TopK-Batch-v0",
+        instance=inst,
+        k=1,
+        setting="fixed_confidence",
+        batch_size=1,
+        repeat_limit=1,
+        max_batches=MAX_PULLS,
     )
     agent = agents.make(pair.ours, delta=DELTA, **pair.ours_kwargs)
     agents.run_episode(env, agent, seed=0)  # warm-up: numba loads (or compiles) the kernels
@@ -169,10 +199,19 @@ def run_ours(pair: Pair, instance: str, episodes: int) -> dict[str, Any]:
 
 
 def run_theirs(python: str, pair: Pair, instance: str, episodes: int, cap: float) -> dict[str, Any]:
-    spec = {"algo": pair.theirs, "means": means_of(instance), "delta": DELTA,
-            "seeds": list(range(1, episodes + 1)), "cap": cap}
-    out = subprocess.run([python, DRIVER, json.dumps(spec)], capture_output=True, text=True,
-                         timeout=episodes * (cap + 60) + 120)
+    spec = {
+        "algo": pair.theirs,
+        "means": means_of(instance),
+        "delta": DELTA,
+        "seeds": list(range(1, episodes + 1)),
+        "cap": cap,
+    }
+    out = subprocess.run(
+        [python, DRIVER, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        timeout=episodes * (cap + 60) + 120,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"driver failed for {pair.theirs}: {out.stderr.strip()[-500:]}")
     eps = json.loads(out.stdout.strip().splitlines()[-1])["episodes"]
@@ -197,14 +236,18 @@ def _fmt_side(r: dict[str, Any] | None) -> str:
     if r is None:
         return f"{'-':>10s} {'-':>10s} {'-':>9s}"
     star = "*" if r["capped"] else " "
-    return (f"{_mean(r['pulls']):10.0f}{star}{_mean(r['cpu']):10.4f} "
-            f"{_per_pull(r) * 1e6:9.2f}")
+    return f"{_mean(r['pulls']):10.0f}{star}{_mean(r['cpu']):10.4f} {_per_pull(r) * 1e6:9.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    pairs = [p for p in PAIRS if args.algorithms is None or p.label.split()[0] in args.algorithms
-             or p.label in args.algorithms]
+    pairs = [
+        p
+        for p in PAIRS
+        if args.algorithms is None
+        or p.label.split()[0] in args.algorithms
+        or p.label in args.algorithms
+    ]
     skip = theirs_available(args.best_arm_python)
     if args.list:
         for p in pairs:
@@ -214,13 +257,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if skip:
         print(skip)
-    print(f"delta = {DELTA}, k = 1, Bernoulli; mu1 = {MU1}; n1000 = 0.9 + 999 x 0.1; "
-          f"CPU time (process_time); ours after one warm-up episode; * = some episodes "
-          f"stopped early (theirs at {args.cap:g} CPU s, ours at {MAX_PULLS:.0e} pulls; "
-          f"cost per pull over the pulls made)")
-    header = (f"{'algorithm':20s} {'inst':5s} {'eps':>3s} | {'our pulls':>10s} {'our s/ep':>10s} "
-              f"{'us/pull':>9s} {'err':>3s} | {'their pulls':>10s} {'their s/ep':>10s} "
-              f"{'us/pull':>9s} {'err':>3s} | {'ratio':>8s} {'>=20x':>5s}")
+    print(
+        f"delta = {DELTA}, k = 1, Bernoulli; mu1 = {MU1}; n1000 = 0.9 + 999 x 0.1; "
+        f"CPU time (process_time); ours after one warm-up episode; * = some episodes "
+        f"stopped early (theirs at {args.cap:g} CPU s, ours at {MAX_PULLS:.0e} pulls; "
+        f"cost per pull over the pulls made)"
+    )
+    header = (
+        f"{'algorithm':20s} {'inst':5s} {'eps':>3s} | {'our pulls':>10s} {'our s/ep':>10s} "
+        f"{'us/pull':>9s} {'err':>3s} | {'their pulls':>10s} {'their s/ep':>10s} "
+        f"{'us/pull':>9s} {'err':>3s} | {'ratio':>8s} {'>=20x':>5s}"
+    )
     print(header)
     print("-" * len(header))
     rows = []
@@ -240,9 +287,12 @@ def main(argv: list[str] | None = None) -> int:
             ok = "-" if ratio is None else ("yes" if ratio >= RULE else "NO")
             ratio_s = "-" if ratio is None else f"{ratio:.0f}"
             their_err = "-" if theirs is None else str(theirs["errors"])
-            print(f"{pair.label:20s} {instance:5s} {episodes:3d} | "
-                  f"{_fmt_side(ours)} {ours['errors']:3d} | "
-                  f"{_fmt_side(theirs)} {their_err:>3s} | {ratio_s:>8s} {ok:>5s}", flush=True)
+            print(
+                f"{pair.label:20s} {instance:5s} {episodes:3d} | "
+                f"{_fmt_side(ours)} {ours['errors']:3d} | "
+                f"{_fmt_side(theirs)} {their_err:>3s} | {ratio_s:>8s} {ok:>5s}",
+                flush=True,
+            )
             rows.append((pair.label, instance, ours, theirs, ratio))
     return 0
 

@@ -1,7 +1,7 @@
 """A learned policy fitted to the exact Bayes-optimal DP, evaluated exactly: the pipeline's ceiling.
 
 On tiny Beta-Bernoulli families (one pull a step, a budget of T pulls) the optimum is
-known exactly (:mod:`agents.bayes_exact`). This script fits the arm-set network
+known exactly (:mod:`agents.bayesian.exact`). This script fits the arm-set network
 (:class:`agents.learned.networks.ArmSetPolicy`) to the DP teacher with DAgger
 (:func:`agents.learned.training.train` with ``imitate={"teacher": "dp", ...}`` and no
 PPO: the states the policy visits itself, labelled with the DP's tied optimal arms), then
@@ -22,9 +22,9 @@ import time
 
 import torch
 
-from agents.bayes_exact import BetaBernoulliDP
+from agents.bayesian.exact import BetaBernoulliDP
 from agents.learned.exact import level_policy
-from agents.learned.training import train
+from agents.learned.training import TrainConfig, train
 
 FEATURES = ["post_gap", "post_std", "log_count", "fraction"]
 DEFAULT_FAMILIES = ["3,1,20,1,1", "3,1,30,5,5", "4,2,20,5,5", "4,1,20,1,1"]
@@ -35,27 +35,29 @@ def fit_and_evaluate(n, k, budget, a, b, args) -> dict:
     torch.set_num_threads(1)
     cpu = time.process_time()
     result = train(
-        "TopK-v0",
-        {
-            "instance": "beta-random",
-            "instance_params": {"a": a, "b": b},
-            "n_arms": n,
-            "k": k,
-            "budget": budget,
-        },
-        total_timesteps=0,
-        num_envs=32,
-        seed=args.seed,
-        prior=(a, b),
-        obs_options={"features": FEATURES},
-        algo_kwargs={"policy_kwargs": {"hidden": args.hidden, "layers": args.layers}},
-        imitate={
-            "teacher": "dp",
-            "iterations": args.iterations,
-            "episodes": args.episodes,
-            "epochs": args.epochs,
-        },
-        eval_episodes=0,
+        TrainConfig(
+            "TopK-v0",
+            {
+                "instance": "beta-random",
+                "instance_params": {"a": a, "b": b},
+                "n_arms": n,
+                "k": k,
+                "budget": budget,
+            },
+            total_timesteps=0,
+            num_envs=32,
+            seed=args.seed,
+            prior=(a, b),
+            obs_options={"features": FEATURES},
+            algo_kwargs={"policy_kwargs": {"hidden": args.hidden, "layers": args.layers}},
+            imitate={
+                "teacher": "dp",
+                "iterations": args.iterations,
+                "episodes": args.episodes,
+                "epochs": args.epochs,
+            },
+            eval_episodes=0,
+        ),
         log=None,
     )
     cpu = time.process_time() - cpu

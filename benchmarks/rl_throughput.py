@@ -3,8 +3,8 @@
     python benchmarks/rl_throughput.py                        # both presets, 1/8/64 envs
     python benchmarks/rl_throughput.py --presets batch --num-envs 8 --timesteps 8192
 
-For each preset (``agents.training.PRESETS``), number of parallel envs and backend it
-trains PPO (``agents.training.train``, the arm-set policy, one torch thread, CPU) for
+For each preset (``agents.learned.families.PRESETS``), number of parallel envs and backend it
+trains PPO (``agents.learned.training.train``, the arm-set policy, one torch thread, CPU) for
 ``--timesteps`` steps after a warm-up update and reports steps per second of wall-clock
 time and of process CPU time (the latter is what to compare on a busy machine). The
 rollout per update is the same for every ``N`` (``n_steps = rollout // N``), so the
@@ -28,7 +28,9 @@ import time
 import numpy as np
 import torch
 
-from agents.training import PRESETS, make_training_env, train
+from agents.learned.families import PRESETS
+from agents.learned.training import TrainConfig, train
+from agents.learned.vec_env import make_training_env
 
 BACKENDS = ("native", "sync", "dummy")
 
@@ -41,13 +43,15 @@ def ppo_rate(
     n_steps = max(rollout // num_envs, 4)
     algo_kwargs = {"n_steps": n_steps, "batch_size": min(512, n_steps * num_envs), "n_epochs": 5}
     warm = train(
-        env_id,
-        kwargs,
-        total_timesteps=n_steps * num_envs,
-        num_envs=num_envs,
-        backend=backend,
-        algo_kwargs=algo_kwargs,
-        eval_episodes=0,
+        TrainConfig(
+            env_id,
+            kwargs,
+            total_timesteps=n_steps * num_envs,
+            num_envs=num_envs,
+            backend=backend,
+            algo_kwargs=algo_kwargs,
+            eval_episodes=0,
+        ),
         log=None,
     )
     model = warm.model

@@ -1,4 +1,4 @@
-"""Cost of the survivors' ranking of SAR, NSAR and BatchSAR (``agents.nsar.order_by_mean``).
+"""Cost of the survivors' ranking of SAR, NSAR and BatchSAR (``nsar.order_by_mean``).
 
 Prints the CPU time of one ranking of 1,000 arms with Bernoulli-like tied means (20
 distinct values) split into its shuffle and its sort, and the ranking time of one
@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.nsar import nsar_schedule, order_by_mean
+from agents.elimination.nsar import nsar_schedule, order_by_mean
 
 
 @numba.njit
@@ -30,8 +30,9 @@ def _shuffle(order: np.ndarray, m: int, means: np.ndarray, rng: np.random.Genera
 
 
 @numba.njit
-def _sort_shuffled(order: np.ndarray, m: int, means: np.ndarray, rng: np.random.Generator,
-                   reps: int):
+def _sort_shuffled(
+    order: np.ndarray, m: int, means: np.ndarray, rng: np.random.Generator, reps: int
+):
     """Shuffle then argsort (as the ranking), the shuffle timed apart by :func:`_shuffle`."""
     for _ in range(reps):
         engine.choose_distinct(order[:m], m, m, rng)
@@ -61,16 +62,20 @@ def main() -> None:
     means = rng.integers(0, 20, size=1000) / 20.0
     shuffle = _best_us(_shuffle, 1000, means)
     whole = _best_us(_rank, 1000, means)
-    print(f"rank 1000 arms: {whole:.1f} us (shuffle {shuffle:.1f} us, "
-          f"sort of the shuffled arms {whole - shuffle:.1f} us)")
+    print(
+        f"rank 1000 arms: {whole:.1f} us (shuffle {shuffle:.1f} us, "
+        f"sort of the shuffled arms {whole - shuffle:.1f} us)"
+    )
     n, budget, b = 1000, 20 * 1000, 64
     s = nsar_schedule(budget, n, 1.0)
     sizes = [n - r + 1 for r in range(1, n) if s[r] > s[r - 1]]
     total = sum(_best_us(_rank, m, means, reps=200, repeats=3) for m in sizes)
     batches = budget / b
-    print(f"SAR n={n}, at most: {len(sizes)} rankings, {sum(sizes)} arms ranked, "
-          f"{total:.0f} us per episode, {total / batches:.2f} us per batch of {b} "
-          f"(~{batches:.0f} batches)")
+    print(
+        f"SAR n={n}, at most: {len(sizes)} rankings, {sum(sizes)} arms ranked, "
+        f"{total:.0f} us per episode, {total / batches:.2f} us per batch of {b} "
+        f"(~{batches:.0f} batches)"
+    )
 
 
 if __name__ == "__main__":

@@ -172,38 +172,59 @@ def claims(
         if 1 in setups:
             r, n = results[key(1, m)], counts[key(1, m)]
             oks, zs = zip(*(_cmp(r, n, x, "SAR") for x in ("NSAR 0.7", "NSAR 0.85")), strict=True)
-            yield ("setup 1: NSAR p in {0.7, 0.85} beats SAR", m, verdict(all(oks), zs),
-                   ", ".join(f"{x}={r[x]:.3f}" for x in ("NSAR 0.7", "NSAR 0.85", "SAR")))
+            yield (
+                "setup 1: NSAR p in {0.7, 0.85} beats SAR",
+                m,
+                verdict(all(oks), zs),
+                ", ".join(f"{x}={r[x]:.3f}" for x in ("NSAR 0.7", "NSAR 0.85", "SAR")),
+            )
             oks, zs = zip(*(_cmp(r, n, "AT-LUCB", x) for x in nsar), strict=True)
-            yield ("setup 1: AT-LUCB beats NSAR (every p)", m, verdict(all(oks), zs),
-                   f"AT-LUCB={r['AT-LUCB']:.3f}, best NSAR={min(r[x] for x in nsar):.3f}")
+            yield (
+                "setup 1: AT-LUCB beats NSAR (every p)",
+                m,
+                verdict(all(oks), zs),
+                f"AT-LUCB={r['AT-LUCB']:.3f}, best NSAR={min(r[x] for x in nsar):.3f}",
+            )
         for s in (2, 3, 6):
             if s not in setups:
                 continue
             r = results[key(s, m)]
             worse = max(r["SAR"], r["AT-LUCB"])
             good = [x for x in high if r[x] < worse]
-            yield (f"setup {s}: >= 2 of p in {{1.1, 1.2, 1.3}} beat max(SAR, AT-LUCB)", m,
-                   "holds" if len(good) >= 2 else "DOES NOT HOLD",
-                   f"SAR={r['SAR']:.3f}, AT-LUCB={r['AT-LUCB']:.3f}, "
-                   + ", ".join(f"{x}={r[x]:.3f}" for x in high))
+            yield (
+                f"setup {s}: >= 2 of p in {{1.1, 1.2, 1.3}} beat max(SAR, AT-LUCB)",
+                m,
+                "holds" if len(good) >= 2 else "DOES NOT HOLD",
+                f"SAR={r['SAR']:.3f}, AT-LUCB={r['AT-LUCB']:.3f}, "
+                + ", ".join(f"{x}={r[x]:.3f}" for x in high),
+            )
         if 4 in setups:
             r, n = results[key(4, m)], counts[key(4, m)]
             oks, zs = zip(*(_cmp(r, n, x, "SAR") for x in high), strict=True)
-            yield ("setup 4: NSAR p in {1.1, 1.2, 1.3} beats SAR", m, verdict(all(oks), zs),
-                   f"SAR={r['SAR']:.3f}, " + ", ".join(f"{x}={r[x]:.3f}" for x in high))
+            yield (
+                "setup 4: NSAR p in {1.1, 1.2, 1.3} beats SAR",
+                m,
+                verdict(all(oks), zs),
+                f"SAR={r['SAR']:.3f}, " + ", ".join(f"{x}={r[x]:.3f}" for x in high),
+            )
             close = [x for x in high if r[x] <= r["AT-LUCB"] + 2 * _se(r["AT-LUCB"], n["AT-LUCB"])]
-            yield ("setup 4: ... and is as competitive as AT-LUCB (within 2 SE or better)", m,
-                   "holds" if len(close) == 3 else f"{len(close)}/3",
-                   f"AT-LUCB={r['AT-LUCB']:.3f}")
+            yield (
+                "setup 4: ... and is as competitive as AT-LUCB (within 2 SE or better)",
+                m,
+                "holds" if len(close) == 3 else f"{len(close)}/3",
+                f"AT-LUCB={r['AT-LUCB']:.3f}",
+            )
         if 5 in setups:
             r, n = results[key(5, m)], counts[key(5, m)]
             pairs = [(x, y) for x in high for y in ("SAR", "AT-LUCB")]
             oks, zs = zip(*(_cmp(r, n, x, y) for x, y in pairs), strict=True)
-            yield ("setup 5: NSAR p in {1.1, 1.2, 1.3} beats SAR and AT-LUCB", m,
-                   verdict(all(oks), zs),
-                   f"SAR={r['SAR']:.3f}, AT-LUCB={r['AT-LUCB']:.3f}, "
-                   + ", ".join(f"{x}={r[x]:.3f}" for x in high))
+            yield (
+                "setup 5: NSAR p in {1.1, 1.2, 1.3} beats SAR and AT-LUCB",
+                m,
+                verdict(all(oks), zs),
+                f"SAR={r['SAR']:.3f}, AT-LUCB={r['AT-LUCB']:.3f}, "
+                + ", ".join(f"{x}={r[x]:.3f}" for x in high),
+            )
         oks, zs = [], []
         for s in setups:
             r, n = results[key(s, m)], counts[key(s, m)]
@@ -211,15 +232,23 @@ def claims(
                 ok, z = _cmp(r, n, x, "UNI")
                 oks.append(ok)
                 zs.append(z)
-        yield ("every setup: UNI is the worst", m, verdict(all(oks), zs),
-               "UNI " + ", ".join(f"s{s}={results[key(s, m)]['UNI']:.3f}" for s in setups))
+        yield (
+            "every setup: UNI is the worst",
+            m,
+            verdict(all(oks), zs),
+            "UNI " + ", ".join(f"s{s}={results[key(s, m)]['UNI']:.3f}" for s in setups),
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=40, help="episodes per bar (paper: 4000)")
-    ap.add_argument("--at-lucb-runs", type=int, default=20,
-                    help="episodes per bar for AT-LUCB, the slow one (two pulls per step)")
+    ap.add_argument(
+        "--at-lucb-runs",
+        type=int,
+        default=20,
+        help="episodes per bar for AT-LUCB, the slow one (two pulls per step)",
+    )
     ap.add_argument("--setups", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     ap.add_argument("--m", type=int, nargs="+", default=[2, 4], dest="ms")
     ap.add_argument("--beta-max-h1", type=float, default=50_000.0)
@@ -231,9 +260,11 @@ def main(argv: list[str] | None = None) -> int:
     at_runs = args.at_lucb_runs
 
     med, best, t_speed = speed_target(args.speed_repeats)
-    print(f"Speed target: one NSAR(p=1.1) episode, K=50, M=2, setup 1, T={t_speed}, "
-          f"batch_size=None, via agents.run_episode: median {med * 1e3:.2f} ms, "
-          f"min {best * 1e3:.2f} ms over {args.speed_repeats} episodes")
+    print(
+        f"Speed target: one NSAR(p=1.1) episode, K=50, M=2, setup 1, T={t_speed}, "
+        f"batch_size=None, via agents.run_episode: median {med * 1e3:.2f} ms, "
+        f"min {best * 1e3:.2f} ms over {args.speed_repeats} episodes"
+    )
 
     settings = [make_setting(s, m, args.beta_max_h1) for m in args.ms for s in args.setups]
     print("\nSettings (K = 50 Bernoulli arms, T = ceil(H1)):")
@@ -263,24 +294,33 @@ def main(argv: list[str] | None = None) -> int:
         secs[label] += sec
     rates = {k: {a: fails[k][a] / counts[k][a] for a in LABELS} for k in fails}
 
-    print(f"\nMisidentification probability ({args.runs} runs per bar, AT-LUCB {at_runs}; "
-          f"paper: 4000). Fig. 2's bar heights are not in the extracted text; the paper's "
-          f"written claims about them are checked below the table.")
+    print(
+        f"\nMisidentification probability ({args.runs} runs per bar, AT-LUCB {at_runs}; "
+        f"paper: 4000). Fig. 2's bar heights are not in the extracted text; the paper's "
+        f"written claims about them are checked below the table."
+    )
     head = "setup M    T  " + "".join(f"{x:>10}" for x in LABELS)
     print(head)
     print("-" * len(head))
     for st in settings:
         r = rates[st.key]
         best_label = min(LABELS, key=lambda x: r[x])
-        print(f"{st.setup:>5} {st.m} {st.budget:>6}  " + "".join(f"{r[x]:>10.3f}" for x in LABELS)
-              + f"   best: {best_label}")
-    print("(standard error of one bar: about sqrt(p(1-p)/runs); "
-          f"{_se(0.3, args.runs):.3f} at p=0.3 with {args.runs} runs)")
+        print(
+            f"{st.setup:>5} {st.m} {st.budget:>6}  "
+            + "".join(f"{r[x]:>10.3f}" for x in LABELS)
+            + f"   best: {best_label}"
+        )
+    print(
+        "(standard error of one bar: about sqrt(p(1-p)/runs); "
+        f"{_se(0.3, args.runs):.3f} at p=0.3 with {args.runs} runs)"
+    )
     print("\nPaper (text of Sec. IV.A) vs measured:")
     for claim, m, verdict, evidence in claims(rates, counts, args.ms, args.setups):
         print(f"  M={m} {claim}: {verdict}   [{evidence}]")
-    print(f"\nWall time {time.perf_counter() - t0:.1f} s with {args.jobs} job(s); "
-          "CPU seconds per algorithm: " + ", ".join(f"{k}={v:.1f}" for k, v in secs.items()))
+    print(
+        f"\nWall time {time.perf_counter() - t0:.1f} s with {args.jobs} job(s); "
+        "CPU seconds per algorithm: " + ", ".join(f"{k}={v:.1f}" for k, v in secs.items())
+    )
     return 0
 
 

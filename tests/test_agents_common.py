@@ -61,14 +61,27 @@ def pick_k(name: str, n: int, k: int) -> int:
     max_batches=st.one_of(st.none(), st.integers(1, 30)),
     seed=st.integers(0, 1000),
 )
-def test_fixed_budget_never_exceeded(name, n, k_frac, b, r_frac, per_arm, max_batches, seed) -> None:
+def test_fixed_budget_never_exceeded(
+    name, n, k_frac, b, r_frac, per_arm, max_batches, seed
+) -> None:
     k = pick_k(name, n, 1 + int(k_frac * (n - 2)))
     r = None if b is None else 1 + int(r_frac * (b - 1))
     budget = n * per_arm
     if max_batches is not None and b is not None and max_batches * b < n:
         max_batches = -(-n // b)
-    env = gym.make("TopK-Batch-v0", n_arms=n, k=k, batch_size=b, repeat_limit=r, budget=budget,
-                   max_batches=max_batches, answer="agent", instance="uniform-random")
+    if max_batches is not None and b is not None:  # a budget the batches can spend
+        budget = min(budget, max_batches * min(b, n * r))
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=n,
+        k=k,
+        batch_size=b,
+        repeat_limit=r,
+        budget=budget,
+        max_batches=max_batches,
+        answer="agent",
+        instance="uniform-random",
+    )
     result = agents.run_episode(env, make_agent(name), seed=seed, max_steps=10**6)
     assert result.pulls <= budget
     if max_batches is not None:
@@ -81,8 +94,15 @@ def test_fixed_budget_never_exceeded(name, n, k_frac, b, r_frac, per_arm, max_ba
 def test_seeded_runs_are_deterministic_and_dense_equals_sparse(name: str) -> None:
     k = pick_k(name, 8, 2)
     setting = FIXED_BUDGET if FIXED_BUDGET in settings_of(name) else FIXED_CONFIDENCE
-    kw = {"n_arms": 8, "k": k, "batch_size": 3, "repeat_limit": 2, "answer": "agent",
-          "instance": "uniform-random", "setting": setting}
+    kw = {
+        "n_arms": 8,
+        "k": k,
+        "batch_size": 3,
+        "repeat_limit": 2,
+        "answer": "agent",
+        "instance": "uniform-random",
+        "setting": setting,
+    }
     kw.update({"budget": 120} if setting == FIXED_BUDGET else {"max_batches": 400})
     env = gym.make("TopK-Batch-v0", **kw)
     first = agents.run_episode(env, make_agent(name), seed=5)
@@ -126,8 +146,9 @@ def _dense_episode(env: gym.Env, agent: ScriptedAgent, seed: int) -> dict:
     instance=st.sampled_from(["uniform-random", "jiang2017-1-sparse"]),
     seed=st.integers(0, 1000),
 )
-def test_dense_path_equals_run_episode(name, n, k_frac, b, r_frac, fixed_budget, paired,
-                                       instance, seed) -> None:
+def test_dense_path_equals_run_episode(
+    name, n, k_frac, b, r_frac, fixed_budget, paired, instance, seed
+) -> None:
     """act/observe + env.step plays exactly run_episode's episode (same draws, same state).
 
     Unpaired draws of a batch of several arms follow the order of ``arms`` in
@@ -142,8 +163,15 @@ def test_dense_path_equals_run_episode(name, n, k_frac, b, r_frac, fixed_budget,
     if FIXED_CONFIDENCE not in settings_of(name):
         fixed_budget = True
     r = (3 if not fixed_budget else None) if b is None else 1 + int(r_frac * (b - 1))
-    kw = {"n_arms": n, "k": k, "batch_size": b, "repeat_limit": r, "answer": "agent",
-          "instance": pick_instance(name, instance), "paired": paired or b != 1}
+    kw = {
+        "n_arms": n,
+        "k": k,
+        "batch_size": b,
+        "repeat_limit": r,
+        "answer": "agent",
+        "instance": pick_instance(name, instance),
+        "paired": paired or b != 1,
+    }
     if fixed_budget:
         kw.update(setting=FIXED_BUDGET, budget=n * 12)
     else:
@@ -160,8 +188,9 @@ def test_dense_path_equals_run_episode(name, n, k_frac, b, r_frac, fixed_budget,
 
 @pytest.mark.parametrize("name", [n for n in NAMES if settings_of(n) == {FIXED_BUDGET}])
 def test_fixed_budget_agents_refuse_fixed_confidence(name: str) -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=6, k=2, setting="fixed_confidence", max_batches=10,
-                   answer="agent")
+    env = gym.make(
+        "TopK-Batch-v0", n_arms=6, k=2, setting="fixed_confidence", max_batches=10, answer="agent"
+    )
     with pytest.raises(ValueError, match=f"agent '{name}' cannot play setting='fixed_confidence'"):
         agents.run_episode(env, make_agent(name), seed=0)
 
@@ -184,8 +213,17 @@ def test_fixed_confidence_agents_run_anytime_in_fixed_budget(name: str) -> None:
 @pytest.mark.parametrize("name", [n for n in NAMES if FIXED_CONFIDENCE in settings_of(n)])
 def test_fixed_confidence_truncates_at_max_batches(name: str) -> None:
     k = pick_k(name, 10, 3)
-    env = gym.make("TopK-Batch-v0", n_arms=10, k=k, batch_size=2, setting="fixed_confidence",
-                   max_batches=5, answer="agent", instance="zhou2014-two-level", shuffle=True)
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=10,
+        k=k,
+        batch_size=2,
+        setting="fixed_confidence",
+        max_batches=5,
+        answer="agent",
+        instance="zhou2014-two-level",
+        shuffle=True,
+    )
     result = agents.run_episode(env, make_agent(name), seed=1)
     # 5 batches of 2 pulls give every arm about one pull: no agent can be confident yet,
     # so the env truncates the episode at exactly max_batches and answers for the agent.

@@ -20,25 +20,43 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE
-from agents.batch_racing import BatchRacing
-from agents.batch_sar import BatchSAR
-from agents.halving import Halving
-from agents.round_robin import RoundRobin
+from agents.elimination.batch_racing import BatchRacing
+from agents.elimination.batch_sar import BatchSAR
+from agents.elimination.halving import Halving
+from agents.elimination.round_robin import RoundRobin
 
-SPARSE = {"instance": "jun2016-sparse", "n_arms": 20, "k": 4,
-          "instance_params": {"high": 0.8, "low": 0.2}}
+SPARSE = {
+    "instance": "jun2016-sparse",
+    "n_arms": 20,
+    "k": 4,
+    "instance_params": {"high": 0.8, "low": 0.2},
+}
 LINEAR = {"instance": "jun2016-linear", "n_arms": 6, "k": 2}
 TWOGROUP = {"instance": "chen2017-twogroup", "n_arms": 20, "k": 5}  # 0.7 / 0.3
 
 
 def confidence_env(spec: dict, b: int | None, r: int | None, **kw) -> gym.Env:
-    return gym.make("TopK-Batch-v0", setting="fixed_confidence", batch_size=b, repeat_limit=r,
-                    answer="agent", **spec, **kw)
+    return gym.make(
+        "TopK-Batch-v0",
+        setting="fixed_confidence",
+        batch_size=b,
+        repeat_limit=r,
+        answer="agent",
+        **spec,
+        **kw,
+    )
 
 
 def budget_env(spec: dict, b: int | None, r: int | None, **kw) -> gym.Env:
-    return gym.make("TopK-Batch-v0", setting="fixed_budget", batch_size=b, repeat_limit=r,
-                    answer="agent", **spec, **kw)
+    return gym.make(
+        "TopK-Batch-v0",
+        setting="fixed_budget",
+        batch_size=b,
+        repeat_limit=r,
+        answer="agent",
+        **spec,
+        **kw,
+    )
 
 
 def anytime_bound(n: int, pulls: int, gap: float) -> float:
@@ -116,13 +134,16 @@ def test_batch_racing_error_rate_at_most_delta(spec, b, r, rate_at_most) -> None
 
 
 @pytest.mark.expensive
-@pytest.mark.parametrize(("instance", "b", "r"),
-                         [("jun2016-sparse", 64, 32), ("jun2016-sparse", 16, 8)])
+@pytest.mark.parametrize(
+    ("instance", "b", "r"), [("jun2016-sparse", 64, 32), ("jun2016-sparse", 16, 8)]
+)
 def test_batch_racing_error_rate_paper_sparse(instance, b, r, rate_at_most) -> None:
     env = confidence_env({"instance": instance, "n_arms": 100, "k": 10}, b, r)
     runs = 30
-    failures = sum(agents.run_episode(env, agents.make("batch_racing"), seed=s).misidentified
-                   for s in range(runs))
+    failures = sum(
+        agents.run_episode(env, agents.make("batch_racing"), seed=s).misidentified
+        for s in range(runs)
+    )
     rate_at_most(failures, runs, 0.1)
 
 
@@ -130,8 +151,16 @@ def test_batch_racing_accepts_the_rest_when_undecided_arms_number_k_minus_accept
     # The two top arms are 0.02 apart: separating them would take ~1e5 pulls each, but
     # once the bottom arms are rejected the two survivors are exactly k - |A| = 2.
     means = [0.9, 0.88, 0.1, 0.1, 0.1]
-    env = gym.make("TopK-Batch-v0", instance=means, k=2, setting="fixed_confidence",
-                   batch_size=5, repeat_limit=5, answer="agent", max_batches=10**4)
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=means,
+        k=2,
+        setting="fixed_confidence",
+        batch_size=5,
+        repeat_limit=5,
+        answer="agent",
+        max_batches=10**4,
+    )
     for seed in range(5):
         agent = agents.make("batch_racing")
         res = agents.run_episode(env, agent, seed=seed)
@@ -145,8 +174,14 @@ def test_batch_racing_speedup_is_about_b_when_gaps_are_equal() -> None:
     # Sec. 5.1 / Table 1 "Sparse": equal gaps give a b-fold speedup almost regardless of r.
     def mean_batches(b: int, r: int) -> float:
         env = confidence_env(SPARSE, b, r, paired=True)
-        return float(np.mean([agents.run_episode(env, agents.make("batch_racing"), seed=s).batches
-                              for s in range(2)]))
+        return float(
+            np.mean(
+                [
+                    agents.run_episode(env, agents.make("batch_racing"), seed=s).batches
+                    for s in range(2)
+                ]
+            )
+        )
 
     base = mean_batches(1, 1)
     for b, r in [(8, 4), (8, 1)]:
@@ -165,13 +200,16 @@ def test_batch_racing_unbounded_batch_and_anytime_fixed_budget() -> None:
 
 
 # ------------------------------------------------------------ RoundRobin
-@pytest.mark.parametrize(("spec", "b", "r"), [(TWOGROUP, 16, 8), (SPARSE, 8, 2)],
-                         ids=["twogroup", "sparse"])
+@pytest.mark.parametrize(
+    ("spec", "b", "r"), [(TWOGROUP, 16, 8), (SPARSE, 8, 2)], ids=["twogroup", "sparse"]
+)
 def test_round_robin_fixed_confidence_error_rate(spec, b, r, rate_at_most) -> None:
     env = confidence_env(spec, b, r)
     runs = 15
-    failures = sum(agents.run_episode(env, agents.make("round_robin"), seed=s).misidentified
-                   for s in range(runs))
+    failures = sum(
+        agents.run_episode(env, agents.make("round_robin"), seed=s).misidentified
+        for s in range(runs)
+    )
     rate_at_most(failures, runs, 0.1)
 
 
@@ -220,8 +258,16 @@ def test_fixed_budget_is_never_exceeded(name, b, r, kw) -> None:
 
 @pytest.mark.parametrize(
     ("n", "k", "b", "r"),
-    [(20, 5, 1, 1), (20, 5, 2, 1), (20, 5, 4, 2), (20, 5, 8, 1), (20, 5, 10, 3),
-     (30, 3, 16, 4), (30, 3, 16, 16), (30, 3, 64, 8)],
+    [
+        (20, 5, 1, 1),
+        (20, 5, 2, 1),
+        (20, 5, 4, 2),
+        (20, 5, 8, 1),
+        (20, 5, 10, 3),
+        (30, 3, 16, 4),
+        (30, 3, 16, 16),
+        (30, 3, 64, 8),
+    ],
 )
 def test_batch_sar_stage_targets_fit_the_budget(n, k, b, r) -> None:
     # Whenever eq. (10)'s numerator is positive at s = 1, the n - n~ elimination stages
@@ -280,8 +326,14 @@ def test_batch_sar_n_tilde_and_unbounded_batch() -> None:
 
 @pytest.mark.parametrize(
     ("n", "k", "b", "r"),
-    [(100, 10, 1, 1), (100, 10, 64, 1), (40, 6, 8, 4), (50, 3, None, None), (12, 5, 4, 4),
-     (40, 5, 4, 1)],
+    [
+        (100, 10, 1, 1),
+        (100, 10, 64, 1),
+        (40, 6, 8, 4),
+        (50, 3, None, None),
+        (12, 5, 4, 4),
+        (40, 5, 4, 1),
+    ],
 )
 def test_halving_keeps_at_least_k_arms(n, k, b, r) -> None:
     kw = {"budget": 40 * n} if b is None else {"max_batches": 40 * n // b}
@@ -316,8 +368,12 @@ def test_halving_spreads_the_leftover_budget_at_random() -> None:
 
 @pytest.mark.parametrize(
     ("name", "b", "r", "batches"),
-    [("round_robin", 8, 2, 400), ("halving", 8, 2, 800), ("batch_sar", 8, 2, 1500),
-     ("batch_sar", 16, 16, 800)],
+    [
+        ("round_robin", 8, 2, 400),
+        ("halving", 8, 2, 800),
+        ("batch_sar", 8, 2, 1500),
+        ("batch_sar", 16, 16, 800),
+    ],
 )
 def test_fixed_budget_identifies_an_easy_instance(name, b, r, batches, rate_at_most) -> None:
     env = budget_env(TWOGROUP, b, r, max_batches=batches)

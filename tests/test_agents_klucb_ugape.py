@@ -21,12 +21,13 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import confidence
-from agents import lucb_common as lc
-from agents import ugape as ug
 from agents.base import Pull, PullOne, ScriptedAgent
-from agents.kl_lucb import KLLUCB
-from agents.ugape import UGapEb, UGapEc
+from agents.engine import confidence
+from agents.lucb import layout
+from agents.lucb import ugape as ug
+from agents.lucb.family import LUCBFamily
+from agents.lucb.kl_lucb import KLLUCB
+from agents.lucb.ugape import UGapEb, UGapEc
 from bandit_envs import divergences
 
 EASY = [0.9, 0.8, 0.5, 0.4, 0.3, 0.2]
@@ -125,7 +126,7 @@ class _KLLiteral(_Literal):
         p, rng = self.problem, self.rng
         n, k = p.n_arms, p.k
         prm = self.member.params()
-        fam = int(prm[lc.P_FAMILY])
+        fam = int(prm[layout.P_FAMILY])
         yield Pull.each(np.arange(n), 1)
         tb = np.array([rng.random() for _ in range(n)])
         rounds = 1
@@ -133,9 +134,9 @@ class _KLLiteral(_Literal):
             mu, t = self.means.copy(), self.counts.copy()
             high = np.zeros(n, dtype=bool)
             high[np.lexsort((tb, mu))[n - k :]] = True
-            rate = int(prm[lc.P_RATE])
+            rate = int(prm[layout.P_RATE])
             beta = confidence.kl_rate(
-                float(rounds), n, prm[lc.P_DELTA], prm[lc.P_K1], prm[lc.P_ALPHA], rate
+                float(rounds), n, prm[layout.P_DELTA], prm[layout.P_K1], prm[layout.P_ALPHA], rate
             )
             levels = [beta / float(t[i]) for i in range(n)]
             lcb = np.array([divergences.kl_lower(fam, mu[i], levels[i], p.sigma) for i in range(n)])
@@ -143,8 +144,8 @@ class _KLLiteral(_Literal):
             hi, lo = np.flatnonzero(high), np.flatnonzero(~high)
             h = hi[np.lexsort((tb[hi], lcb[hi]))[0]]
             l_ = lo[np.lexsort((tb[lo], -ucb[lo]))[0]]
-            first = rounds == 1 and prm[lc.P_FIRST_ROUND] != 0.0  # KK13 Alg. 2: B(1) = inf
-            if not first and ucb[l_] - lcb[h] < prm[lc.P_STOP_EPS]:
+            first = rounds == 1 and prm[layout.P_FIRST_ROUND] != 0.0  # KK13 Alg. 2: B(1) = inf
+            if not first and ucb[l_] - lcb[h] < prm[layout.P_STOP_EPS]:
                 return hi
             if p.batch_size == 1:
                 first = h
@@ -276,7 +277,7 @@ class _NoFirstRound(KLLUCB):
 
     def params(self) -> np.ndarray:
         prm = super().params()
-        prm[lc.P_FIRST_ROUND] = 0.0
+        prm[layout.P_FIRST_ROUND] = 0.0
         return prm
 
 
@@ -343,7 +344,7 @@ def test_registry():
         agent = agents.make(name)
         assert type(agent) is cls and agent.name == name
     assert agents.make("ugape_b").settings == {"fixed_budget"}
-    assert issubclass(KLLUCB, lc.LUCBFamily)
+    assert issubclass(KLLUCB, LUCBFamily)
 
 
 @pytest.mark.parametrize(

@@ -10,14 +10,13 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401
-from agents import confidence, engine
-from agents import lucb_common as lc
+from agents import engine
 from agents.base import Pull, PullOne, ScriptedAgent
-from agents.lil_clucb import LilCLUCB
-from agents.lil_lucb import LilLUCB
-from agents.lil_rand_lucb import LilRandLUCB
-from agents.lucb import LUCB
-from agents.lucb_pp import LUCBPlusPlus
+from agents.engine import confidence
+from agents.lucb import layout
+from agents.lucb.family import LilFamily, LUCBFamily
+from agents.lucb.lil import LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
+from agents.lucb.lucb import LUCB
 
 LIL_NAMES = ("lil_rand_lucb", "lil_clucb", "lil_lucb", "lucb_pp")
 TOPK_CONFIGS = [(name, {"variant": v}) for name in LIL_NAMES for v in ("faithful", "heuristic")] + [
@@ -232,14 +231,14 @@ class _Literal(ScriptedAgent):
 
     Every round ``High`` (top ``k`` by (mean, tie key)), every LCB and UCB, ``h``, ``l``
     and lil'CLUCB's ``M~`` are recomputed from scratch over all arms, with the tie keys
-    and the draws the kernel makes (module docstring of :mod:`agents.lucb_common`): the
+    and the draws the kernel makes (module docstring of :mod:`agents.lucb.family`): the
     episodes must agree exactly (same pulls in the same steps, same answer, same draws).
     """
 
     kernel = None
     episode_kernel = None
 
-    def __init__(self, compiled: lc.LUCBFamily) -> None:
+    def __init__(self, compiled: LUCBFamily) -> None:
         super().__init__(seed=None)
         self.member = compiled
         self.checked = 0
@@ -250,17 +249,17 @@ class _Literal(ScriptedAgent):
 
     def _coef(self, prm, t, low_side):
         sigma = self.problem.sigma
-        if prm[lc.P_RADIUS] == lc.RADIUS_LUCB1:
+        if prm[layout.P_RADIUS] == layout.RADIUS_LUCB1:
             return confidence.lucb_coef(float(t), sigma)
-        w = prm[lc.P_W_UP] if low_side else prm[lc.P_W_LOW]
-        return confidence.lil_width(float(t), w, prm[lc.P_EPS], sigma)
+        w = prm[layout.P_W_UP] if low_side else prm[layout.P_W_LOW]
+        return confidence.lil_width(float(t), w, prm[layout.P_EPS], sigma)
 
     def _run(self):
         p, rng = self.problem, self.rng
         n, k = p.n_arms, p.k
         prm = self.member.params()
-        lucb1 = prm[lc.P_RADIUS] == lc.RADIUS_LUCB1
-        rule = int(prm[lc.P_RULE])
+        lucb1 = prm[layout.P_RADIUS] == layout.RADIUS_LUCB1
+        rule = int(prm[layout.P_RULE])
         yield Pull.each(np.arange(n), 1)
         tb = np.array([rng.random() for _ in range(n)])
         rounds = 1
@@ -270,7 +269,9 @@ class _Literal(ScriptedAgent):
             high[np.lexsort((tb, mu))[n - k :]] = True
             c = 1.0
             if lucb1:
-                c = math.sqrt(confidence.lucb_rate(float(rounds), n, prm[lc.P_DELTA], prm[lc.P_K1]))
+                c = math.sqrt(
+                    confidence.lucb_rate(float(rounds), n, prm[layout.P_DELTA], prm[layout.P_K1])
+                )
             a = np.array([self._coef(prm, x, False) for x in t])
             b = np.array([self._coef(prm, x, True) for x in t])
             lcb, ucb = mu - c * a, mu + c * b
@@ -278,10 +279,10 @@ class _Literal(ScriptedAgent):
             h = hi[np.lexsort((tb[hi], lcb[hi]))[0]]
             l_ = lo[np.lexsort((tb[lo], -ucb[lo]))[0]]
             self.checked += 1
-            eps = prm[lc.P_STOP_EPS]
+            eps = prm[layout.P_STOP_EPS]
             if (lcb[h] >= ucb[l_]) if eps < 0 else (ucb[l_] - lcb[h] < eps):
                 return hi
-            if rule == lc.RULE_BOTH:
+            if rule == layout.RULE_BOTH:
                 arms = (h, l_)
                 if p.batch_size == 1:
                     first = h
@@ -292,7 +293,7 @@ class _Literal(ScriptedAgent):
                 else:
                     yield Pull(np.array([h, l_], dtype=np.int64), np.ones(2, dtype=np.int64))
             else:
-                if rule == lc.RULE_RANDOM:
+                if rule == layout.RULE_RANDOM:
                     arm = h if rng.random() * (t[h] + t[l_]) < t[l_] else l_
                 else:  # Algorithm 2 literally: M~ = top k revised means; ties: not swapped,
                     # then by tie key (High arms with larger keys stay, Low arms with smaller come)
@@ -349,7 +350,7 @@ def _trace(agent, env, seed, fast=False):
 def test_incremental_state_matches_literal_loop(cls, instance, n, k, extra):
     """The kernel's heaps, kinetic trees and lockstep walks decide as the literal loop does."""
     env = make_env(instance, n, k, **extra)
-    kw = {"variant": "heuristic"} if issubclass(cls, lc.LilFamily) else {}
+    kw = {"variant": "heuristic"} if issubclass(cls, LilFamily) else {}
     for seed in (2, 3):
         compiled = cls(**kw)
         literal = _Literal(cls(**kw))

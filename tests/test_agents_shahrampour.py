@@ -11,11 +11,10 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401  (registers the environments)
-from agents.at_lucb import ATLUCB, widths
 from agents.base import Pull, ScriptedAgent
-from agents.confidence import lucb_beta
-from agents.nsar import NSAR, c_p, nsar_schedule
-from agents.sar import SAR
+from agents.elimination.nsar import NSAR, SAR, c_p, nsar_schedule
+from agents.engine.confidence import lucb_beta
+from agents.lucb.at_lucb import ATLUCB, widths
 from bandit_envs import hardness
 from bandit_envs.scoring import top_k
 
@@ -142,10 +141,11 @@ def test_phase_is_one_step_without_batch_limit():
 
 
 def test_truncated_by_max_batches_answers_current_set():
-    env = fb_env("shahrampour2017-setup1", 20, 2, 2000, 5, 1, max_batches=30)
+    # NSAR's plan for 130 pulls takes 30 batches of at most b = 5: max_batches ends it
+    env = fb_env("shahrampour2017-setup1", 20, 2, 130, 5, 1, max_batches=26)
     agent = agents.make("nsar", p=0.85)
     res = agents.run_episode(env, agent, seed=4)
-    assert res.batches == 30 and res.pulls <= 150
+    assert res.batches == 26 and res.pulls < 130
     assert res.recommendation.shape == (2,)
 
 
@@ -371,9 +371,18 @@ def test_nsar_bad_p(p):
 @pytest.mark.parametrize(
     "params",
     [
-        {"delta_1": 0}, {"delta_1": 1}, {"alpha": 0}, {"alpha": 1.0}, {"alpha": 1.5},
-        {"epsilon": -0.1}, {"epsilon": float("inf")}, {"delta": 0}, {"delta": 1},
-        {"delta": float("nan")}, {"k1": 0.5}, {"delta_1": True},
+        {"delta_1": 0},
+        {"delta_1": 1},
+        {"alpha": 0},
+        {"alpha": 1.0},
+        {"alpha": 1.5},
+        {"epsilon": -0.1},
+        {"epsilon": float("inf")},
+        {"delta": 0},
+        {"delta": 1},
+        {"delta": float("nan")},
+        {"k1": 0.5},
+        {"delta_1": True},
     ],
 )
 def test_at_lucb_bad_params(params):

@@ -15,9 +15,9 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401
 from agents import engine
-from agents.adaptive_topk import AdaptiveTopK
-from agents.clucb_pac import CLUCBPAC
-from agents.optmai import THEORY_BETA, OptMAI
+from agents.elimination.adaptive_topk import AdaptiveTopK
+from agents.elimination.optmai import THEORY_BETA, OptMAI
+from agents.lucb.clucb_pac import CLUCBPAC
 from bandit_envs.scoring import top_k
 
 ALPHA = 1e-3

@@ -15,12 +15,20 @@ import bandit_envs  # noqa: F401
         ("TopK-v0", {"n_arms": 5, "k": 5}, "k=5 must be smaller than n_arms=5"),
         ("TopK-v0", {"n_arms": 5, "k": 0}, "k=0 must be >= 1"),
         ("TopK-v0", {"n_arms": 5.5}, "n_arms=5.5 must be an integer"),
-        ("TopK-Batch-v0", {"batch_size": 2, "repeat_limit": 3}, "repeat_limit=3 must not exceed batch_size=2"),
+        (
+            "TopK-Batch-v0",
+            {"batch_size": 2, "repeat_limit": 3},
+            "repeat_limit=3 must not exceed batch_size=2",
+        ),
         ("TopK-Batch-v0", {"batch_size": 0}, "batch_size=0 must be >= 1"),
         ("TopK-v0", {"instance": [0.2, 1.5, 0.3], "k": 1}, r"\[0, 1\]"),
         ("TopK-v0", {"instance": [0.2, float("nan"), 0.3], "k": 1}, "(?i)nan|finite"),
         ("TopK-v0", {"n_arms": 10, "budget": 5}, "budget=5 is smaller than n_arms=10"),
-        ("TopK-v0", {"setting": "fixed_confidence", "budget": 50}, "budget=50 applies to setting='fixed_budget'"),
+        (
+            "TopK-v0",
+            {"setting": "fixed_confidence", "budget": 50},
+            "budget=50 applies to setting='fixed_budget'",
+        ),
         ("TopK-v0", {"setting": "anytime"}, "setting='anytime' must be one of"),
         ("TopK-v0", {"objective": "regret"}, "objective='regret' must be one of"),
         ("TopK-Batch-v0", {"answer": "oracle"}, "answer='oracle' must be one of"),
@@ -34,7 +42,11 @@ import bandit_envs  # noqa: F401
         ("TopK-v0", {"instance": "no-such-instance"}, "no-such-instance"),
         ("TopK-v0", {"instance": [0.1, 0.2, 0.3], "n_arms": 4, "k": 1}, "n_arms=4 disagrees"),
         ("TopK-v0", {"instance": "uniform-random", "instance_params": {"bogus": 1}}, "bogus"),
-        ("TopK-Batch-v0", {"setting": "fixed_confidence", "batch_size": None}, "needs a repeat_limit"),
+        (
+            "TopK-Batch-v0",
+            {"setting": "fixed_confidence", "batch_size": None},
+            "needs a repeat_limit",
+        ),
         ("TopK-v0", {"render_mode": "human"}, "render_mode='human'"),
         ("TopK-v0", {"shuffle": "yes"}, "shuffle='yes' must be a bool"),
     ],
@@ -46,7 +58,9 @@ def test_bad_constructor_arguments(env_id: str, kwargs: dict, match: str) -> Non
 
 @pytest.fixture
 def batch_env():
-    env = gym.make("TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10).unwrapped
+    env = gym.make(
+        "TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10
+    ).unwrapped
     env.reset(seed=0)
     return env
 
@@ -85,9 +99,16 @@ def test_wrong_answer_size_raises() -> None:
         env.step(np.array([1, 0, 0, 0]))
 
 
-@pytest.mark.parametrize("action,match", [(7, r"action=7 is not an arm"), (-1, "action=-1 is not an arm"),
-                                          (1.5, "must be an integer"), (True, "must be an integer"),
-                                          (np.array([1, 2]), "single arm index")])
+@pytest.mark.parametrize(
+    "action,match",
+    [
+        (8, r"action=8 is not an arm"),
+        (-1, "action=-1 is not an arm"),
+        (1.5, "must be an integer"),
+        (True, "must be an integer"),
+        (np.array([1, 2]), "single arm index"),
+    ],
+)
 def test_bad_discrete_actions(action, match) -> None:
     env = gym.make("TopK-v0", n_arms=7, k=2).unwrapped
     env.reset(seed=0)
@@ -95,15 +116,23 @@ def test_bad_discrete_actions(action, match) -> None:
         env.step(action)
 
 
-def test_discrete_stop_only_in_fixed_confidence() -> None:
-    env = gym.make("TopK-v0", n_arms=3, k=1).unwrapped
+@pytest.mark.parametrize("setting", ["fixed_budget", "fixed_confidence"])
+def test_discrete_stop_in_both_settings(setting: str) -> None:
+    """Action ``n_arms`` stops sampling in either setting; ``n_arms + 1`` is no action."""
+    env = gym.make("TopK-v0", n_arms=3, k=1, setting=setting, max_batches=10).unwrapped
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="action=3 is not an arm"):
-        env.step(3)
+    assert env.action_space.n == 4
+    with pytest.raises(ValueError, match="action=4 is not an arm"):
+        env.step(4)
+    env.step(0)
+    _, _, terminated, truncated, info = env.step(3)
+    assert terminated and not truncated and info["pulls"] == 1
 
 
 def test_sparse_path_validates() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10).unwrapped
+    env = gym.make(
+        "TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10
+    ).unwrapped
     env.reset(seed=0)
     for arms, reps, match in [
         ([0, 0], [1, 1], "distinct"),

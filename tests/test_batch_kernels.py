@@ -1,12 +1,12 @@
 """The batch kernels' shortcuts compute what the plain computations do, value for value.
 
-* :func:`agents.engine._bitmap_sort_batch` (the fast path's arm-order sort of a batch)
+* :func:`agents.engine.serving._bitmap_sort_batch` (the fast path's arm-order sort of a batch)
   equals a sort;
 * a ``BATCH`` request whose lowest level holds more arms than the batch has pulls is
   scheduled (:func:`agents.engine.schedule`) as :func:`agents.engine.round_robin_into`
   schedules it, with the same draws;
 * BatchRacing (Jun et al. 2016, Alg. 2) with b > 1, which keeps the order statistics
-  of two pull levels (agents.level_bounds), decides after every batch exactly what the
+  of two pull levels (agents.engine.level_bounds), decides after every batch exactly what the
   paper's recomputation over all of ``S`` decides (accept ``L_i > max^(k_t + 1) U``,
   reject ``U_i < max^(k_t) L``, eq. (2) bounds).
 """
@@ -22,7 +22,8 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import engine
-from agents.confidence import jun_width
+from agents.engine import serving
+from agents.engine.confidence import jun_width
 
 
 def test_bitmap_sort_equals_a_sort() -> None:
@@ -36,7 +37,7 @@ def test_bitmap_sort_equals_a_sort() -> None:
         rep_of = np.empty(n, dtype=np.int64)
         out_arms = np.empty(n, dtype=np.int64)
         out_reps = np.empty(n, dtype=np.int64)
-        done = engine._bitmap_sort_batch(arms, reps, m, out_arms, out_reps, bits, rep_of)
+        done = serving._bitmap_sort_batch(arms, reps, m, out_arms, out_reps, bits, rep_of)
         span_words = (arms.max() >> 6) - (arms.min() >> 6)
         assert done == (span_words <= 8 * m)
         if done:
@@ -48,8 +49,16 @@ def test_bitmap_sort_equals_a_sort() -> None:
 
 @pytest.mark.parametrize(("b", "r"), [(8, 8), (64, 64), (16, 2), (5, 1)])
 def test_level_batch_is_round_robin(b: int, r: int) -> None:
-    env = gym.make("TopK-Batch-v0", instance="zhou2014-two-level", n_arms=300, k=5,
-                   budget=10**6, batch_size=b, repeat_limit=r, answer="agent")
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="zhou2014-two-level",
+        n_arms=300,
+        k=5,
+        budget=10**6,
+        batch_size=b,
+        repeat_limit=r,
+        answer="agent",
+    )
     env.reset(seed=0)
     problem = env.unwrapped.problem
     rng = np.random.default_rng(1)
@@ -64,7 +73,9 @@ def test_level_batch_is_round_robin(b: int, r: int) -> None:
         caps = np.full(arms.size, r, dtype=np.int64)
         want = np.zeros(arms.size, dtype=np.int64)
         can = np.empty(arms.size, dtype=np.int64)
-        engine.round_robin_into(ctx.counts[arms], caps, min(b, int(caps.sum())), want_rng, want, can, False)
+        engine.round_robin_into(
+            ctx.counts[arms], caps, min(b, int(caps.sum())), want_rng, want, can, False
+        )
         got = np.zeros(300, dtype=np.int64)
         got[ctx.sched[engine.BATCH_ARMS, :m]] = ctx.sched[engine.BATCH_REPS, :m]
         assert np.array_equal(got[arms], want)
@@ -79,8 +90,8 @@ def _decide_over_s(s, acc, counts, means, k, omega, sigma):
     kt, m = k - len(acc), len(s)
     u_thr = np.partition(hi, m - kt - 1)[m - kt - 1]
     l_thr = np.partition(lo, m - kt)[m - kt]
-    accept = [a for a, x in zip(s, lo) if x > u_thr]
-    keep = [a for a, x, y in zip(s, lo, hi) if not x > u_thr and not y < l_thr]
+    accept = [a for a, x in zip(s, lo, strict=True) if x > u_thr]
+    keep = [a for a, x, y in zip(s, lo, hi, strict=True) if not x > u_thr and not y < l_thr]
     acc = acc + accept
     if len(acc) < k and len(keep) == k - len(acc):
         acc, keep = acc + keep, []
@@ -98,8 +109,16 @@ def test_batch_racing_decides_as_the_recomputation_over_s(b, r) -> None:
         s, acc = list(range(n)), []
         t, last = 1, None
         while True:
-            env = gym.make("TopK-Batch-v0", instance=means, k=k, setting="fixed_confidence",
-                           batch_size=b, repeat_limit=r, answer="agent", max_batches=t)
+            env = gym.make(
+                "TopK-Batch-v0",
+                instance=means,
+                k=k,
+                setting="fixed_confidence",
+                batch_size=b,
+                repeat_limit=r,
+                answer="agent",
+                max_batches=t,
+            )
             agent = agents.make("batch_racing", delta=delta)
             res = agents.run_episode(env, agent, seed=seed)
             if last is not None and s:  # the decisions on the statistics after batch t - 1

@@ -1,11 +1,11 @@
 """BatchRacing's batch path against full recomputation (fixed seeds).
 
-* :func:`agents.lowest_level.pick_lowest` and :func:`agents.lowest_level.level_up` make
-  the batch :func:`agents.engine.schedule` makes for a ``BATCH`` request over ``S``
-  (same arms, pulls and ``rng`` draws), over random two-level states;
-* :mod:`agents.level_bounds`: after each simulated batch of a sweep,
-  :func:`~agents.level_bounds.maybe_decided` is never ``False`` when some arm is
-  accepted or rejected, and :func:`~agents.level_bounds.check` on refreshed lists gives
+* :func:`agents.engine.lowest_level.pick_lowest` and :func:`agents.engine.lowest_level.level_up`
+  make the batch :func:`agents.engine.schedule` makes for a ``BATCH`` request over ``S`` (same arms,
+  pulls and ``rng`` draws), over random two-level states;
+* :mod:`agents.engine.level_bounds`: after each simulated batch of a sweep,
+  :func:`~agents.engine.level_bounds.maybe_decided` is never ``False`` when some arm is
+  accepted or rejected, and :func:`~agents.engine.level_bounds.check` on refreshed lists gives
   the thresholds of the sort of all bounds.
 """
 
@@ -16,16 +16,22 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from agents import batch_racing as br
 from agents import engine
-from agents import level_bounds as lb
-from agents import lowest_level
+from agents.elimination import batch_racing as br
+from agents.engine import level_bounds as lb
+from agents.engine import lowest_level
 
 
 def _ctx(n: int, b: int | None, r: int | None, budget: int | None, seed: int) -> engine.Ctx:
     problem = SimpleNamespace(
-        n_arms=n, k=1, batch_size=b, repeat_limit=r, budget=budget, max_batches=None,
-        setting="fixed_budget", sigma=0.5,
+        n_arms=n,
+        k=1,
+        batch_size=b,
+        repeat_limit=r,
+        budget=budget,
+        max_batches=None,
+        setting="fixed_budget",
+        sigma=0.5,
     )
     return engine.make_ctx(problem, np.random.default_rng(seed), engine.RULE_STATUS)
 
@@ -62,8 +68,10 @@ def test_agent_batches_are_the_engines(seed: int) -> None:
         engine.request_batch(ref, s)
         engine.accept_request(ref, engine.BATCH)
         out = engine.schedule(ref)
-        want = (ref.sched[engine.BATCH_ARMS, :out].copy(),
-                ref.sched[engine.BATCH_REPS, :out].copy())
+        want = (
+            ref.sched[engine.BATCH_ARMS, :out].copy(),
+            ref.sched[engine.BATCH_REPS, :out].copy(),
+        )
         total, supply, per_arm = lowest_level.batch_total(mine, m)
         assert total == int(want[1].sum())
         x = s[counts[s] == c]
@@ -85,8 +93,21 @@ def test_agent_batches_are_the_engines(seed: int) -> None:
             reps = np.zeros(n, dtype=np.int64)
             cbits = np.zeros(nw, dtype=np.int64)
             nb, short = lowest_level.level_up(
-                xbits, _bitmap(s, n), nw, nx, m, total, per_arm, virt, jpos, rbits, cbits,
-                mine.rng, picked, arms, reps,
+                xbits,
+                _bitmap(s, n),
+                nw,
+                nx,
+                m,
+                total,
+                per_arm,
+                virt,
+                jpos,
+                rbits,
+                cbits,
+                mine.rng,
+                picked,
+                arms,
+                reps,
             )
             if nb < 0:
                 assert total >= m  # the level rises by more than one: the engine's batch
@@ -143,7 +164,7 @@ def test_level_lists_against_recomputation(seed: int) -> None:
         # batches do, then a batch ends the sweep (every arm of X and a few others pulled:
         # the levels move up, _after_level_up); the one-sided test never misses a
         # decision, and the exact one on refreshed lists is exact
-        for sweep in range(2):
+        for _sweep in range(2):
             while True:
                 args = (table[c], table[c + 1], kt)
                 exact = _exact(means, counts, s, m, table, kt)
@@ -217,7 +238,7 @@ def test_two_levels_against_recomputation(seed: int) -> None:
 
 @pytest.mark.parametrize(("b", "r"), [(8, 1), (8, 2), (8, 8), (64, 64), (64, 5), (3, 2)])
 def test_halving_batches_are_round_robin_over_the_survivors(b: int, r: int) -> None:
-    """Halving's batches (drawn by :mod:`agents.lowest_level` when they take the lowest
+    """Halving's batches (drawn by :mod:`agents.engine.lowest_level` when they take the lowest
     level) are RoundRobin batches over ``S``: at most ``r`` pulls per arm, ``min(b, r |S|)``
     pulls, and a pull only goes to an arm of ``S`` with the fewest pulls counting the
     batch's own (water filling)."""
@@ -225,8 +246,16 @@ def test_halving_batches_are_round_robin_over_the_survivors(b: int, r: int) -> N
 
     import agents
 
-    env = gym.make("TopK-Batch-v0", instance="zhou2014-two-level", n_arms=150, k=5,
-                   budget=150 * 12, batch_size=b, repeat_limit=r, answer="agent")
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="zhou2014-two-level",
+        n_arms=150,
+        k=5,
+        budget=150 * 12,
+        batch_size=b,
+        repeat_limit=r,
+        answer="agent",
+    )
     agent = agents.make("halving")
     obs, _ = env.reset(seed=3)
     agent.reset(env.unwrapped.problem, seed=3)

@@ -1,4 +1,4 @@
-"""The compiled exact DP and policy evaluation (agents.bayes_exact) on tiny families."""
+"""The compiled exact DP and policy evaluation (agents.bayesian.exact) on tiny families."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy import integrate, stats
 
 import agents
 import bandit_envs  # noqa: F401
-from agents.bayes_exact import (
+from agents.bayesian.exact import (
     BatchDP,
     BetaBernoulliDP,
     batch_uniform_rule,
@@ -21,7 +21,7 @@ from agents.bayes_exact import (
     rule_weights,
     state_count,
 )
-from agents.knowledge_gradient import kg_values
+from agents.bayesian.knowledge_gradient import kg_values
 
 
 class _Recursion:

@@ -7,11 +7,13 @@ import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from topk_bench.cli import main
 from topk_bench.store import read_results
-from topk_bench.summary import summarize, t_quantile, wilson
+from topk_bench.summary import format_tables, summarize, t_quantile, wilson
+from topk_bench.tables import interval
 
 CONFIG = """
 name = "cli-test"
@@ -117,8 +119,53 @@ def test_summary_prints_means_with_95_ci(result_dir, capsys):
         t_quantile(len(group) - 1) * group.std(ddof=1) / math.sqrt(len(group)),
     )
     low = max(0.0, mean - half)  # regret is >= 0: the interval is cut there
-    assert f"{mean:.4g} [{low:.4g}, {mean + half:.4g}]" in out
+    assert interval(mean, low, mean + half) in out  # 3 significant digits each
     assert "one" in out and "six" in out  # label x values
+
+
+MANY_AGENTS = """
+name = "width-test"
+metrics = ["aggregate_regret", "misidentified", "pulls"]
+runs = 6
+x = "k"
+env = { n_arms = 10, budget = 200, instance = "zhou2014-two-level" }
+agents = [{ name = "uniform" }, { name = "sar" }, { name = "nsar" }, { name = "halving" },
+          { name = "optmai" }]
+[[sweeps]]
+panel = "two-level"
+vary = { k = [2, 3] }
+x = "k"
+"""
+
+
+@pytest.fixture(scope="module")
+def wide_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wide")
+    (root / "c.toml").write_text(MANY_AGENTS)
+    out = root / "out"
+    argv = ["run", str(root / "c.toml"), "--out", str(out), "--jobs", "1", "--no-progress",
+            "--no-report"]  # fmt: skip
+    assert main(argv) == 0
+    return out
+
+
+@pytest.mark.parametrize("width", [100, 60])
+def test_summary_fits_the_terminal_and_the_csv_keeps_full_precision(
+    wide_dir, width, capsys, monkeypatch
+):
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["summary", str(wide_dir)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= width
+    summary = pd.read_csv(wide_dir / "summary.csv", keep_default_na=False, na_values=[""])
+    unwrapped = format_tables(summary, "k", width=10**6)
+    assert max(len(line) for line in unwrapped.splitlines()) > width  # the layout was narrowed
+    for r in summary.itertuples():
+        assert interval(r.mean, r.ci_low, r.ci_high) in out
+    df = read_results(wide_dir)
+    for r in summary[summary["metric"] == "aggregate_regret"].itertuples():
+        values = df[(df["point"] == r.point) & (df["agent"] == r.agent)]["aggregate_regret"]
+        assert r.mean == pytest.approx(values.mean(), rel=1e-12, abs=1e-15)
 
 
 def test_summary_intervals():
@@ -170,8 +217,12 @@ def test_closed_stdout_exits_quietly() -> None:
     os.close(read_end)  # every write to the pipe now fails with EPIPE
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", "import sys; from topk_bench.cli import main; sys.exit(main())",
-             "list"],
+            [
+                sys.executable,
+                "-c",
+                "import sys; from topk_bench.cli import main; sys.exit(main())",
+                "list",
+            ],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

@@ -20,6 +20,7 @@ from topk_bench.report import build_report
 from topk_bench.schema import ConfigError
 from topk_bench.store import ResultStore, read_results
 from topk_bench.summary import t_quantile
+from topk_bench.tables import interval, pvalue
 
 # ------------------------------------------------------------------ synthetic data
 
@@ -375,6 +376,21 @@ def test_cli_compare_text_csv_json(real_run, capsys):
     assert data["baseline"] == "SAR" and data["metrics"] == ["aggregate_regret"]
     assert {r["agent"] for r in data["aggregate"]} == {"uniform", "SAR", "OptMAI"}
     assert len(data["performance_profiles"]) > 0 and len(data["wins_ties_losses"]) == 2
+
+
+@pytest.mark.parametrize("width", [100, 60])
+def test_cli_compare_fits_the_terminal(real_run, width, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["compare", str(real_run), "--resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= width
+    comp = cmp.compare_dir(real_run, n_resamples=200)
+    unwrapped = cmp.format_comparison(comp, width=10**6)
+    assert max(len(line) for line in unwrapped.splitlines()) > width  # the layout was narrowed
+    for r in comp.paired.itertuples():  # every figure, rounded alike
+        assert interval(r.diff, r.ci_low, r.ci_high) in out and pvalue(r.p_holm) in out
+    for r in comp.aggregate.itertuples():
+        assert interval(r.iqm, r.iqm_low, r.iqm_high) in out
 
 
 def test_cli_compare_bad_arguments(real_run, capsys):

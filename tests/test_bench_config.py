@@ -236,7 +236,9 @@ def test_common_seeds_give_every_point_of_a_sweep_the_same_episodes():
     assert q100.seed_name == q100.label and q200.seed_name == q200.label
     assert env_seed("t", p100.seed_name, 0) == env_seed("t", p200.seed_name, 0)
     assert env_seed("t", q100.seed_name, 0) != env_seed("t", q200.seed_name, 0)
-    seeds = {(c.point, r): s for c in plan_chunks(exp) for r, s in zip(c.runs, c.env_seeds)}
+    seeds = {
+        (c.point, r): s for c in plan_chunks(exp) for r, s in zip(c.runs, c.env_seeds, strict=True)
+    }
     for r in (0, 1):
         assert seeds[(p100.label, r)] == seeds[(p200.label, r)]
         assert seeds[(q100.label, r)] != seeds[(q200.label, r)]

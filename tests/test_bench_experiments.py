@@ -47,4 +47,3 @@ def test_shipped_experiment_runs_reduced(name, tmp_path):
     assert exp.name in html and "<img" in html
     if len(exp.agents) > 1:
         assert "Comparison with the baseline" in html
-

@@ -24,6 +24,7 @@ from topk_bench import backends
 from topk_bench.backends import KILL_ENV, BackendError, ProcessBackend
 from topk_bench.cli import main
 from topk_bench.config import load
+from topk_bench.episodes import TIMING_COLUMNS
 from topk_bench.run import plan_chunks, run_experiment
 from topk_bench.store import ResultStore, StoreError, StoreWarning, read_results
 
@@ -54,7 +55,7 @@ def reference(exp, tmp_path_factory):
 
 
 def rows(path):
-    return read_results(path).drop(columns=["wall_time"])
+    return read_results(path).drop(columns=list(TIMING_COLUMNS))
 
 
 def assert_same_rows(reference, out) -> None:
@@ -341,8 +342,19 @@ def test_second_run_on_the_same_directory_is_refused(exp, reference, tmp_path):
         config = tmp_path / "c.yaml"  # JSON is YAML
         config.write_text(json.dumps(CONFIG))
         proc = subprocess.run(
-            [sys.executable, "-m", "topk_bench.cli", "run", str(config), "--out", str(out),
-             "--jobs", "1", "--no-progress", "--no-report"],  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "topk_bench.cli",
+                "run",
+                str(config),
+                "--out",
+                str(out),
+                "--jobs",
+                "1",
+                "--no-progress",
+                "--no-report",
+            ],  # fmt: skip
             capture_output=True,
             text=True,
             timeout=120,

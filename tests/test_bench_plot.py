@@ -27,8 +27,12 @@ def test_grid_shape_rejects_no_panels() -> None:
 
 def test_variants_of_one_algorithm_share_a_colour() -> None:
     labels = ["LUCB", "lil'LUCB (faithful)", "lil'LUCB (heuristic)", "LUCB++ (faithful)"]
-    names = {"LUCB": "lucb", "lil'LUCB (faithful)": "lil_lucb",
-             "lil'LUCB (heuristic)": "lil_lucb", "LUCB++ (faithful)": "lucb_pp"}
+    names = {
+        "LUCB": "lucb",
+        "lil'LUCB (faithful)": "lil_lucb",
+        "lil'LUCB (heuristic)": "lil_lucb",
+        "LUCB++ (faithful)": "lucb_pp",
+    }
     assert agent_styles(labels, names) == {
         "LUCB": (0, 0),
         "lil'LUCB (faithful)": (1, 0),
@@ -42,8 +46,9 @@ def _rows(values: dict[str, list[float]], metric: str) -> pd.DataFrame:
     rows = []
     for agent, vals in values.items():
         for v in vals:
-            rows.append({"point": "p", "panel": "", "x": "1", "x_value": 1.0,
-                         "agent": agent, metric: v})
+            rows.append(
+                {"point": "p", "panel": "", "x": "1", "x_value": 1.0, "agent": agent, metric: v}
+            )
     return pd.DataFrame(rows)
 
 
@@ -74,20 +79,47 @@ def test_plot_summary_draws_four_panels_log_x(tmp_path) -> None:
     for panel in ["A", "B", "C", "D"]:
         for x in [10, 50, 300]:
             for agent in ["lucb (f)", "lucb (h)"]:
-                rows.append({"panel": panel, "point": f"{panel}{x}", "x": str(x),
-                             "x_value": float(x), "agent": agent, "metric": "pulls",
-                             "n": 3, "mean": float(x), "ci_low": x - 1.0, "ci_high": x + 1.0})
-    paths = plot_summary(pd.DataFrame(rows), tmp_path, logx=True,
-                         agent_names={"lucb (f)": "lucb", "lucb (h)": "lucb"})
+                rows.append(
+                    {
+                        "panel": panel,
+                        "point": f"{panel}{x}",
+                        "x": str(x),
+                        "x_value": float(x),
+                        "agent": agent,
+                        "metric": "pulls",
+                        "n": 3,
+                        "mean": float(x),
+                        "ci_low": x - 1.0,
+                        "ci_high": x + 1.0,
+                    }
+                )
+    paths = plot_summary(
+        pd.DataFrame(rows),
+        tmp_path,
+        logx=True,
+        agent_names={"lucb (f)": "lucb", "lucb (h)": "lucb"},
+    )
     assert [p.name for p in paths] == ["pulls.png"] and paths[0].stat().st_size > 0
 
 
 def test_bar_plot_takes_a_zero_width_interval_an_ulp_off_the_mean(tmp_path) -> None:
     # all runs equal: the interval's end may sit an ulp on the wrong side of the mean
     mean = 0.1 + 0.2
-    rows = [{"panel": "P", "point": f"P{x}", "x": x, "x_value": math.nan, "agent": "a",
-             "metric": "batches", "n": 10, "mean": mean, "ci_low": 0.3, "ci_high": 0.3}
-            for x in ("b=1", "b=4")]
+    rows = [
+        {
+            "panel": "P",
+            "point": f"P{x}",
+            "x": x,
+            "x_value": math.nan,
+            "agent": "a",
+            "metric": "batches",
+            "n": 10,
+            "mean": mean,
+            "ci_low": 0.3,
+            "ci_high": 0.3,
+        }
+        for x in ("b=1", "b=4")
+    ]
     assert rows[0]["ci_low"] < rows[0]["mean"] or rows[0]["ci_high"] < rows[0]["mean"]
     paths = plot_summary(pd.DataFrame(rows), tmp_path, kind="bar")
     assert [p.name for p in paths] == ["batches.png"] and paths[0].stat().st_size > 0
@@ -99,7 +131,7 @@ def test_log_axis_labels_are_spaced_and_short() -> None:
     xs = [10000, 15000, 20000, 25000, 30000, 40000, 50000, 100000, 200000]
     ticks = _spaced_log_ticks(xs)
     assert ticks[0] == 10000 and ticks[-1] == 200000
-    ratios = [b / a for a, b in zip(ticks, ticks[1:])]
+    ratios = [b / a for a, b in zip(ticks, ticks[1:], strict=False)]
     assert min(ratios) >= 20 ** (1 / 8)  # at least 1/8 of the axis apart
     assert _spaced_log_ticks([10, 20, 50, 100, 200, 500]) == [10, 20, 50, 100, 200, 500]
     assert [_compact(v) for v in (20000, 1500000, 1250, 0.01)] == ["20k", "1.5M", "1250", "0.01"]
@@ -124,9 +156,20 @@ def test_bar_panels_group_only_their_own_agents(tmp_path, monkeypatch) -> None:
     for panel, group in (("delta = 0.1", "ABCDEFGHIJ"), ("delta = 0.01", "KLMNOPQRST")):
         for x in ("i1", "i2", "i3", "i4", "i5", "i6", "i7"):
             for agent in group:
-                rows.append({"panel": panel, "point": f"{panel}{x}", "x": x, "x_value": math.nan,
-                             "agent": f"{agent}, {panel}", "metric": "pulls", "n": 5,
-                             "mean": 1.0, "ci_low": 0.5, "ci_high": 1.5})
+                rows.append(
+                    {
+                        "panel": panel,
+                        "point": f"{panel}{x}",
+                        "x": x,
+                        "x_value": math.nan,
+                        "agent": f"{agent}, {panel}",
+                        "metric": "pulls",
+                        "n": 5,
+                        "mean": 1.0,
+                        "ci_low": 0.5,
+                        "ci_high": 1.5,
+                    }
+                )
     widths: list[float] = []
     real_bar = matplotlib.axes.Axes.bar
 

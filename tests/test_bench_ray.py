@@ -12,6 +12,7 @@ import pytest
 
 from topk_bench.backends import KILL_ENV, BackendError, RayBackend
 from topk_bench.config import load
+from topk_bench.episodes import TIMING_COLUMNS
 from topk_bench.run import run_experiment
 from topk_bench.store import read_results
 
@@ -58,8 +59,8 @@ def test_ray_backend_equals_process_backend(tmp_path):
     finally:
         ray.shutdown()
     assert report.ran == len(exp.pairs()) * exp.runs
-    a = read_results(tmp_path / "process").drop(columns=["wall_time"])
-    b = read_results(tmp_path / "ray").drop(columns=["wall_time"])
+    a = read_results(tmp_path / "process").drop(columns=list(TIMING_COLUMNS))
+    b = read_results(tmp_path / "ray").drop(columns=list(TIMING_COLUMNS))
     assert a.equals(b)
 
 
@@ -102,6 +103,6 @@ def test_ray_killed_worker_is_retried_rows_exactly_once(tmp_path, monkeypatch):
     assert not marker.exists()  # the worker did die, and its chunk was rerun
     assert report.ran == total - first
     assert sorted(seen.values()) == [1] * total
-    a = read_results(tmp_path / "process").drop(columns=["wall_time"])
-    b = read_results(out).drop(columns=["wall_time"])
+    a = read_results(tmp_path / "process").drop(columns=list(TIMING_COLUMNS))
+    b = read_results(out).drop(columns=list(TIMING_COLUMNS))
     assert a.equals(b)

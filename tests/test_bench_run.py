@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import agents
-from agents.uniform import Uniform
+from agents.elimination.uniform import Uniform
 from topk_bench import seeds
 from topk_bench.backends import ProcessBackend
 from topk_bench.config import load
+from topk_bench.episodes import TIMING_COLUMNS
 from topk_bench.run import plan_chunks, run_experiment
 from topk_bench.store import ResultStore, StoreError, read_results
 
@@ -45,7 +46,7 @@ def experiment(**changes):
 
 
 def rows(path) -> object:
-    return read_results(path).drop(columns=["wall_time"])
+    return read_results(path).drop(columns=list(TIMING_COLUMNS))
 
 
 def assert_same_rows(a, b) -> None:
@@ -127,7 +128,7 @@ def test_rerun_adds_nothing_and_more_runs_extend(reference, tmp_path):
     more = run_experiment(experiment(runs=8), out, jobs=2, progress=False)
     assert more.ran == len(exp.pairs()) * 2
     df = read_results(out)
-    first = df[df["run"] < 6].reset_index(drop=True).drop(columns=["wall_time"])
+    first = df[df["run"] < 6].reset_index(drop=True).drop(columns=list(TIMING_COLUMNS))
     assert first.equals(rows(reference))
 
 
@@ -196,7 +197,7 @@ def test_killed_worker_loses_nothing(reference, tmp_path, monkeypatch):
     assert not marker.exists()  # a worker did die
     df = read_results(out)
     assert report.ran == len(df) == 3 * 2 * 6
-    uniform = df[df["agent"] == "uniform"].drop(columns=["wall_time"]).reset_index(drop=True)
+    uniform = df[df["agent"] == "uniform"].drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
     ref = rows(reference)
     assert uniform.equals(ref[ref["agent"] == "uniform"].reset_index(drop=True))
     crashy = df[df["agent"] == "crashy"].reset_index(drop=True)

@@ -44,10 +44,18 @@ def _ege_size(r: int, delta: float) -> tuple[float, float, int]:
     return eps_r, delta_r, math.ceil((2 / (eps_r * eps_r)) * math.log(2 / delta_r))
 
 
-def _env(means, *, max_batches: int = 100, distribution: str = "bernoulli", sigma=None,
-         paired: bool = False, batch_size: int | None = None) -> gym.Env:
-    inst = bandit_envs.instances.from_means(np.asarray(means, dtype=float), k=1,
-                                            distribution=distribution, sigma=sigma)
+def _env(
+    means,
+    *,
+    max_batches: int = 100,
+    distribution: str = "bernoulli",
+    sigma=None,
+    paired: bool = False,
+    batch_size: int | None = None,
+) -> gym.Env:
+    inst = bandit_envs.instances.from_means(
+        np.asarray(means, dtype=float), k=1, distribution=distribution, sigma=sigma
+    )
     return gym.make(
         "TopK-Batch-v0", instance=inst, setting="fixed_confidence", batch_size=batch_size,
         repeat_limit=None if batch_size is not None else 10**9, max_batches=max_batches,
@@ -202,8 +210,16 @@ def test_exp_gap_is_delta_pac(rate_at_most) -> None:
 def test_obvious_instance_is_answered(name: str) -> None:
     """One arm at 0.9, three at 0.1: every seed answers the best arm (shuffled positions)."""
     inst = bandit_envs.instances.from_means(np.array([0.9, 0.1, 0.1, 0.1]), k=1)
-    env = gym.make("TopK-Batch-v0", instance=inst, setting="fixed_confidence", batch_size=None,
-                   repeat_limit=10**9, max_batches=100, answer="agent", shuffle=True)
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=inst,
+        setting="fixed_confidence",
+        batch_size=None,
+        repeat_limit=10**9,
+        max_batches=100,
+        answer="agent",
+        shuffle=True,
+    )
     params = {"epsilon": 0.5, "delta": 0.1} if name == "median_elimination" else {"delta": 0.1}
     for seed in range(20):
         res = agents.run_episode(env, agents.make(name, **params), seed=seed)
@@ -229,15 +245,16 @@ def test_refuses_fixed_budget_and_k_above_one(name: str) -> None:
     fb = gym.make("TopK-Batch-v0", n_arms=6, k=1, budget=100, answer="agent")
     with pytest.raises(ValueError, match="cannot play setting='fixed_budget'"):
         agents.run_episode(fb, agents.make(name), seed=0)
-    fc = gym.make("TopK-Batch-v0", n_arms=6, k=2, setting="fixed_confidence", max_batches=10,
-                  answer="agent")
+    fc = gym.make(
+        "TopK-Batch-v0", n_arms=6, k=2, setting="fixed_confidence", max_batches=10, answer="agent"
+    )
     with pytest.raises(ValueError, match="k=2"):
         agents.run_episode(fc, agents.make(name), seed=0)
 
 
 def test_tiny_epsilon_caps_the_round() -> None:
     """``epsilon`` so small that ``t_1`` overflows: capped, the episode truncates cleanly."""
-    from agents.median_elimination import MAX_ROUND_PULLS, round_pulls
+    from agents.pac.median_elimination import MAX_ROUND_PULLS, round_pulls
 
     assert round_pulls(4.0, 1e-300, 6.0, 1.0) == MAX_ROUND_PULLS
     env = _env([0.6, 0.4], max_batches=3, batch_size=4)

@@ -1,4 +1,4 @@
-"""The count buckets of CLUCB-PAC and AT-LUCB (:mod:`agents.count_buckets`) stay consistent.
+"""The count buckets of CLUCB-PAC and AT-LUCB (:mod:`agents.engine.count_buckets`) stay consistent.
 
 Random pulls (one arm per round, or one arm of each side as in AT-LUCB; means with many
 ties) against the definition: every bucket holds exactly the arms of its count, its top
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import count_buckets as cb
 from agents import engine
-from agents.count_buckets import BCNT, BND, ORD, R_D, REG, SIDE, TB, WHR
+from agents.engine import count_buckets as cb
+from agents.engine.count_buckets import BCNT, BND, ORD, R_D, REG, SIDE, TB, WHR
 
 
 def _ctx(n: int, k: int, rng: np.random.Generator) -> engine.Ctx:

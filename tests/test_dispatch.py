@@ -1,4 +1,4 @@
-"""``agents.dispatch.compiled_call``: the dispatcher's overload, called without re-typing."""
+"""``agents.engine.dispatch.compiled_call``: the dispatcher's overload, called without re-typing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents import dispatch, engine
+from agents import engine
+from agents.engine import dispatch
 
 
 class _Pair(NamedTuple):
@@ -46,11 +47,24 @@ def test_keys_separate_every_numba_type() -> None:
     r.flags.writeable = False
     keys = [
         dispatch._key(v)
-        for v in (w, r, w[::2], np.zeros((3, 1)), np.zeros(3, np.int64), 1, 2**63, 1.0, True, np.int64(1))
+        for v in (
+            w,
+            r,
+            w[::2],
+            np.zeros((3, 1)),
+            np.zeros(3, np.int64),
+            1,
+            2**63,
+            1.0,
+            True,
+            np.int64(1),
+        )
     ]
     assert len(set(keys)) == len(keys)
     assert dispatch._key((w, rng)) != dispatch._key(_Pair(w, rng))  # the class is part of the type
-    assert dispatch._key(_Pair(w, rng)) == dispatch._key(_Pair(np.ones(5), np.random.default_rng(1)))
+    assert dispatch._key(_Pair(w, rng)) == dispatch._key(
+        _Pair(np.ones(5), np.random.default_rng(1))
+    )
     with pytest.raises(dispatch._NoKey):
         dispatch._key(object())
 
@@ -66,7 +80,9 @@ def test_compiled_call_falls_back_for_arguments_without_a_key() -> None:
 
 
 def test_current_answer_through_compiled_call() -> None:
-    env = gym.make("TopK-Batch-v0", instance="zhou2014-two-level", n_arms=10, k=3, budget=60, answer="agent")
+    env = gym.make(
+        "TopK-Batch-v0", instance="zhou2014-two-level", n_arms=10, k=3, budget=60, answer="agent"
+    )
     agent = agents.make("uniform")
     for seed in range(3):
         env.reset(seed=seed)
@@ -74,5 +90,7 @@ def test_current_answer_through_compiled_call() -> None:
         agent.means[:] = np.random.default_rng(seed).random(10)
         agent.counts[:] = 1
         ref = engine.current_answer(agent.ctx._replace(rng=np.random.default_rng(seed)))
-        got = dispatch.compiled_call(engine.current_answer, agent.ctx._replace(rng=np.random.default_rng(seed)))
+        got = dispatch.compiled_call(
+            engine.current_answer, agent.ctx._replace(rng=np.random.default_rng(seed))
+        )
         assert np.array_equal(ref, got)

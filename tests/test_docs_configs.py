@@ -1,4 +1,4 @@
-"""The derived experiment configs behind EXPERIMENTS.md's figures (docs/figures/*/*.toml) load.
+"""The derived experiment configs of the results pages (docs/figures/*/*.toml) load.
 
 Load only, nothing runs. A figure's directory may hold several configs with the same
 experiment name (e.g. ``config.toml`` plus ``config-lucb.toml`` for one expensive agent

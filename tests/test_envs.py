@@ -22,7 +22,13 @@ COMMON = [
     {"setting": "fixed_confidence", "max_batches": 40},
     {"objective": "misidentification", "epsilon": 0.05},
     {"instance": "jiang2017-1-sparse", "n_arms": 8, "k": 2},
-    {"instance": "zhou2014-two-level", "n_arms": 12, "k": 3, "distribution": "gaussian", "sigma": 0.3},
+    {
+        "instance": "zhou2014-two-level",
+        "n_arms": 12,
+        "k": 3,
+        "distribution": "gaussian",
+        "sigma": 0.3,
+    },
     {"instance": [0.1, 0.5, 0.5, 0.9], "k": 2, "shuffle": False},
     {"paired": True},
     {"instance": "shahrampour2017-setup5", "n_arms": 10, "k": 2},
@@ -50,7 +56,11 @@ def cases() -> list[tuple[str, dict]]:
 
 def case_id(case: tuple[str, dict]) -> str:
     env_id, kw = case
-    return env_id + "-" + ",".join(f"{k}={v if not hasattr(v, 'name') else v.name}" for k, v in kw.items())
+    return (
+        env_id
+        + "-"
+        + ",".join(f"{k}={v if not hasattr(v, 'name') else v.name}" for k, v in kw.items())
+    )
 
 
 CASES = cases()
@@ -90,7 +100,7 @@ def same(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return bool(np.array_equal(a, b))
 
 
@@ -155,8 +165,14 @@ def test_terminal_reward_is_minus_score(env_id: str, kwargs: dict) -> None:
         assert total == pytest.approx(expected, abs=1e-12)
         assert isinstance(trace[-1][1], float) and type(term) is bool and type(trunc) is bool
         assert set(info) >= {
-            "recommendation", "top_k", "means", "aggregate_regret", "misidentified",
-            "precision", "pulls", "batches",
+            "recommendation",
+            "top_k",
+            "means",
+            "aggregate_regret",
+            "misidentified",
+            "precision",
+            "pulls",
+            "batches",
         }
 
 
@@ -191,8 +207,15 @@ def test_fixed_confidence_stop_and_truncation() -> None:
 
 
 def test_truncation_in_answer_mode_skips_answer_step() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=4, k=1, setting="fixed_confidence", max_batches=2,
-                   answer="agent", batch_size=4)
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=4,
+        k=1,
+        setting="fixed_confidence",
+        max_batches=2,
+        answer="agent",
+        batch_size=4,
+    )
     env.reset(seed=0)
     env.step(np.ones(4, dtype=int))
     obs, r, term, trunc, info = env.step(np.ones(4, dtype=int))
@@ -200,8 +223,16 @@ def test_truncation_in_answer_mode_skips_answer_step() -> None:
 
 
 def test_answer_phase_flow() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=5, k=2, instance=[0.9, 0.8, 0.3, 0.2, 0.1],
-                   shuffle=False, batch_size=5, budget=10, answer="agent")
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=5,
+        k=2,
+        instance=[0.9, 0.8, 0.3, 0.2, 0.1],
+        shuffle=False,
+        batch_size=5,
+        budget=10,
+        answer="agent",
+    )
     obs, _ = env.reset(seed=0)
     assert int(obs["phase"]) == 0
     env.step(np.ones(5, dtype=int))
@@ -225,8 +256,16 @@ def test_step_after_end_raises() -> None:
 
 
 def test_empirical_answer_never_prefers_unpulled_arms() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=6, k=2, instance=[0.0] * 6, shuffle=False,
-                   batch_size=None, budget=6, objective="misidentification")
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=6,
+        k=2,
+        instance=[0.0] * 6,
+        shuffle=False,
+        batch_size=None,
+        budget=6,
+        objective="misidentification",
+    )
     for seed in range(20):
         env.reset(seed=seed)
         *_, info = env.step(np.array([2, 2, 2, 0, 0, 0]))
@@ -234,8 +273,15 @@ def test_empirical_answer_never_prefers_unpulled_arms() -> None:
 
 
 def test_empirical_answer_breaks_ties_at_random() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=4, k=1, instance=[0.0, 0.0, 0.0, 0.0], shuffle=False,
-                   batch_size=None, budget=4)
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=4,
+        k=1,
+        instance=[0.0, 0.0, 0.0, 0.0],
+        shuffle=False,
+        batch_size=None,
+        budget=4,
+    )
     picks = set()
     for seed in range(40):
         env.reset(seed=seed)

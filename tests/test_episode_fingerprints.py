@@ -93,7 +93,9 @@ def fingerprint(name: str) -> str:
                 continue
             env = _env(env_id, setting, n, k, b, r, dist)
             for seed in SEEDS:
-                res = agents.run_episode(env, agents.make(name, **_params(name, setting)), seed=seed)
+                res = agents.run_episode(
+                    env, agents.make(name, **_params(name, setting)), seed=seed
+                )
                 base = env.unwrapped
                 digest.update(
                     repr(

@@ -27,7 +27,9 @@ def sums_of_one_big_batch(env_kwargs: dict, pulls: int, episodes: int) -> np.nda
     return out
 
 
-def check_moments(sums: np.ndarray, mean: float, var: float, pulls: int, reward_range: float) -> None:
+def check_moments(
+    sums: np.ndarray, mean: float, var: float, pulls: int, reward_range: float
+) -> None:
     m = sums.shape[0]
     total = m * pulls
     # Hoeffding on the average reward over all m * pulls draws, level 1e-6.
@@ -70,8 +72,9 @@ def test_categorical_sums_are_multinomial() -> None:
 
 @pytest.mark.parametrize("paired", [False, True])
 def test_single_pulls_are_bernoulli(paired: bool) -> None:
-    env = gym.make("TopK-v0", n_arms=2, k=1, instance=[0.7, 0.2], shuffle=False, budget=20000,
-                   paired=paired)
+    env = gym.make(
+        "TopK-v0", n_arms=2, k=1, instance=[0.7, 0.2], shuffle=False, budget=20000, paired=paired
+    )
     env.reset(seed=5)
     for t in range(20000):
         obs, *_ = env.step(t % 2)
@@ -80,8 +83,14 @@ def test_single_pulls_are_bernoulli(paired: bool) -> None:
 
 
 def test_paired_rewards_do_not_depend_on_batching() -> None:
-    kw = {"n_arms": 3, "k": 1, "instance": [0.5, 0.4, 0.3], "paired": True, "batch_size": None,
-          "budget": 60}
+    kw = {
+        "n_arms": 3,
+        "k": 1,
+        "instance": [0.5, 0.4, 0.3],
+        "paired": True,
+        "batch_size": None,
+        "budget": 60,
+    }
     a = gym.make("TopK-Batch-v0", **kw)
     b = gym.make("TopK-Batch-v0", **kw)
     oa, _ = a.reset(seed=11)
@@ -98,8 +107,15 @@ def test_paired_rewards_do_not_depend_on_batching() -> None:
 
 
 def test_paired_streams_differ_between_seeds_and_match_independent_law() -> None:
-    kw = {"n_arms": 2, "k": 1, "instance": [0.5, 0.5], "paired": True, "batch_size": None,
-          "budget": 4000, "shuffle": False}
+    kw = {
+        "n_arms": 2,
+        "k": 1,
+        "instance": [0.5, 0.5],
+        "paired": True,
+        "batch_size": None,
+        "budget": 4000,
+        "shuffle": False,
+    }
     env = gym.make("TopK-Batch-v0", **kw)
     sums = []
     for seed in range(2):
@@ -123,7 +139,9 @@ def test_sparse_path_makes_the_same_draws_as_dense_step() -> None:
         arms = np.flatnonzero(action)
         od, rd, *_ = dense.step(action)
         os_, rs, *_ = sparse.step_sparse(arms, action[arms])
-        assert np.array_equal(od["counts"], os_["counts"]) and np.array_equal(od["means"], os_["means"])
+        assert np.array_equal(od["counts"], os_["counts"]) and np.array_equal(
+            od["means"], os_["means"]
+        )
         assert rd == rs
     rec = np.array([0, 1])
     action = np.zeros(6, dtype=int)
@@ -136,8 +154,15 @@ def test_sparse_path_makes_the_same_draws_as_dense_step() -> None:
 @pytest.mark.parametrize("paired", [False, True])
 def test_sparse_path_draws_unsorted_arms_in_index_order(paired: bool) -> None:
     """``step_sparse`` with arms out of order makes the draws of ``step`` (index order)."""
-    kw = {"n_arms": 6, "k": 2, "batch_size": 5, "repeat_limit": 3, "budget": 60,
-          "answer": "agent", "paired": paired}
+    kw = {
+        "n_arms": 6,
+        "k": 2,
+        "batch_size": 5,
+        "repeat_limit": 3,
+        "budget": 60,
+        "answer": "agent",
+        "paired": paired,
+    }
     dense = gym.make("TopK-Batch-v0", **kw).unwrapped
     sparse = gym.make("TopK-Batch-v0", **kw).unwrapped
     dense.reset(seed=1)
@@ -152,8 +177,16 @@ def test_sparse_path_draws_unsorted_arms_in_index_order(paired: bool) -> None:
 
 
 def test_sigma_argument_overrides_the_instances_sigma() -> None:
-    env = gym.make("TopK-Batch-v0", instance="jiang2017-1-sparse", n_arms=4, k=1, sigma=0.3,
-                   batch_size=None, budget=10**6, shuffle=False)
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance="jiang2017-1-sparse",
+        n_arms=4,
+        k=1,
+        sigma=0.3,
+        batch_size=None,
+        budget=10**6,
+        shuffle=False,
+    )
     assert env.unwrapped.problem.sigma == 0.3
     sums = []
     for seed in range(300):
@@ -199,11 +232,23 @@ def test_paired_draws_are_the_documented_streams() -> None:
             out = np.empty(arms.shape[0])
             after = used.copy()
             kernels.draw_sums(
-                kernels.PAIRED, dist, np.random.default_rng(0), np.zeros(1), np.zeros(1, np.int64),
-                np.array([key], dtype=np.uint64), after, means, sigma, np.zeros((1, 1)),
-                np.zeros((1, 1)), np.zeros(1), arms, reps, out,
+                kernels.PAIRED,
+                dist,
+                np.random.default_rng(0),
+                np.zeros(1),
+                np.zeros(1, np.int64),
+                np.array([key], dtype=np.uint64),
+                after,
+                means,
+                sigma,
+                np.zeros((1, 1)),
+                np.zeros((1, 1)),
+                np.zeros(1),
+                arms,
+                reps,
+                out,
             )
-            for a, r, s in zip(arms, reps, out):
+            for a, r, s in zip(arms, reps, out, strict=True):
                 want = 0.0
                 for t in range(used[a], used[a] + r):
                     if dist == kernels.BERNOULLI:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import agents
+import agents.engine.serving
 import bandit_envs
 from agents.base import ScriptedAgent
 
@@ -137,8 +138,16 @@ def test_fast_path_plays_the_reference_episode(name: str, setting: str, point: t
 def test_fast_path_plays_whole_pac_elimination_episodes(name: str, dist: str, paired: bool) -> None:
     """Whole episodes of the PAC eliminations (rounds of 1e5 pulls per arm: one batch each)."""
     inst = _instance(5, 1, dist, seed=3)
-    env = gym.make("TopK-Batch-v0", instance=inst, batch_size=None, repeat_limit=10**9,
-                   setting="fixed_confidence", max_batches=100, answer="agent", paired=paired)
+    env = gym.make(
+        "TopK-Batch-v0",
+        instance=inst,
+        batch_size=None,
+        repeat_limit=10**9,
+        setting="fixed_confidence",
+        max_batches=100,
+        answer="agent",
+        paired=paired,
+    )
     for seed in (0, 1):
         fast = agents.run_episode(env, agents.make(name), seed=seed)
         ref = agents.run_episode(env, agents.make(name), seed=seed, fast=False)
@@ -175,8 +184,8 @@ def _assert_fast_is_reference(env: gym.Env, name: str, setting: str, seed: int) 
 def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | None) -> None:
     """``batch_size=1``: the fused one-pull loop of ``drive`` plays the reference episode.
 
-    Pull requests at one pull per batch (``engine._one_pull_request``), with and without
-    a repeat limit, ended by the request, the budget or ``max_batches`` mid-request.
+    Pull requests at one pull per batch (``agents.engine.serving._one_pull_request``), with and
+    without a repeat limit, ended by the request, the budget or ``max_batches`` mid-request.
     """
     for dist, paired in (("bernoulli", False), ("gaussian", True)):
         env = _make_env(setting, 5, 1, 1, r, dist, paired)
@@ -198,7 +207,7 @@ def test_one_pull_batches_of_pull_requests(name: str, setting: str, r: int | Non
 )
 @pytest.mark.parametrize("r", [64, 2, 1])
 def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
-    """Pull requests that are exactly one batch (``engine._whole_batch``) at b = 64.
+    """Pull requests that are exactly one batch (``agents.engine.serving._whole_batch``) at b = 64.
 
     With 150 arms, BatchRacing, Halving and BatchSAR draw their batches themselves and
     ask for exactly those (one pull each, or two at the end of a sweep); SAR and uniform
@@ -209,7 +218,9 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
     the scheduler, the episode is the reference path's, registers and agent draws included.
     """
     for (n, k), dist, paired in (
-        ((150, 5), "bernoulli", False), ((150, 5), "gaussian", True), ((8, 2), "bernoulli", False)
+        ((150, 5), "bernoulli", False),
+        ((150, 5), "gaussian", True),
+        ((8, 2), "bernoulli", False),
     ):
         env = _make_env(setting, n, k, 64, r, dist, paired)
         for seed in (0, 1):
@@ -217,17 +228,22 @@ def test_whole_batch_requests(name: str, setting: str, r: int) -> None:
 
 
 def test_distinct_check_of_whole_batches() -> None:
-    """``engine._distinct`` (paired whole batches in any order) finds repeated arms.
+    """``agents.engine.serving._distinct`` (paired whole batches in any order) finds repeated arms.
 
     A request with a repeated arm must take the general path, whose ``accept_request``
     raises; the scratch bitmap is left clear either way.
     """
     bits = np.zeros(3, dtype=np.uint64)
-    cases = [([5, 130, 64, 0, 63], True), ([5, 130, 64, 130], False), ([7, 7], False),
-             ([0, 64, 128, 1, 65, 0], False), ([191], True)]
+    cases = [
+        ([5, 130, 64, 0, 63], True),
+        ([5, 130, 64, 130], False),
+        ([7, 7], False),
+        ([0, 64, 128, 1, 65, 0], False),
+        ([191], True),
+    ]
     for arms, distinct in cases:
         a = np.array(arms, dtype=np.int64)
-        assert agents.engine._distinct(a, a.shape[0], bits) is distinct
+        assert agents.engine.serving._distinct(a, a.shape[0], bits) is distinct
         assert not bits.any()
 
 
@@ -275,3 +291,101 @@ def test_fast_path_through_wrappers_and_topk_v0() -> None:
     other = agents.run_episode(batch_env, agents.make("uniform"), seed=2)
     assert res.recommendation.tolist() == other.recommendation.tolist()
     assert res.aggregate_regret == other.aggregate_regret
+
+
+#: ``TopK-v0`` points (n, k, distribution, paired).
+ONE_PULL_GRID = [
+    (6, 1, "bernoulli", False),
+    (6, 2, "bernoulli", True),
+    (9, 2, "gaussian", True),
+    (7, 1, "gaussian", False),
+    (8, 2, "categorical", False),
+]
+
+
+def _one_pull_env(setting: str, n: int, k: int, dist: str, paired: bool) -> gym.Env:
+    kwargs: dict[str, Any] = dict(
+        instance=_instance(n, k, dist, seed=n * 31 + k), setting=setting, paired=paired
+    )
+    if setting == "fixed_budget":
+        kwargs["budget"] = 25 * n
+    else:
+        kwargs["max_batches"] = 1000
+        kwargs["cost_per_batch"] = 0.001
+    return gym.make("TopK-v0", **kwargs)
+
+
+def _one_pull_cases() -> list[tuple[str, str, tuple]]:
+    out = []
+    for name in compiled_agents():
+        cls = agents.agent_class(name)
+        for setting, point in itertools.product(
+            ("fixed_budget", "fixed_confidence"), ONE_PULL_GRID
+        ):
+            if setting not in cls.settings:
+                continue
+            if cls.k_values is not None and point[1] not in cls.k_values:
+                continue
+            if cls.distributions is not None and point[2] not in cls.distributions:
+                continue
+            out.append((name, setting, point))
+    return out
+
+
+@pytest.mark.parametrize(("name", "setting", "point"), _one_pull_cases(), ids=lambda v: str(v))
+def test_act_observe_on_topk_v0_plays_the_fast_path_episode(
+    name: str, setting: str, point: tuple
+) -> None:
+    """On ``TopK-v0`` act/observe through ``env.step`` (an arm index per step, ``n_arms``
+    to stop) plays the fast path's episode: result, reward sums, counts, registers and the
+    agent's next draw."""
+    n, k, dist, paired = point
+    env = _one_pull_env(setting, n, k, dist, paired)
+    assert env.unwrapped.problem.action_format == "arm"
+    for seed in (n, n + 1):
+        _assert_fast_is_reference(env, name, setting, seed)
+
+
+class _PythonSAR(ScriptedAgent):
+    """Successive rejects for the best arm as a plain Python generator (no kernel)."""
+
+    name = "python_sar"
+    settings = frozenset({"fixed_budget"})
+
+    def _run(self):
+        from agents.base import Pull, PullOne
+
+        n, budget = self.problem.n_arms, self.problem.budget
+        alive = list(range(n))
+        log_bar = 0.5 + sum(1.0 / i for i in range(2, n + 1))
+        done = 0
+        for phase in range(1, n):
+            target = int(np.ceil((budget - n) / (log_bar * (n + 1 - phase))))
+            if target > done:
+                yield Pull.each(alive, target - done)
+                done = target
+            worst = min(alive, key=lambda a: (self.means[a], -a))
+            alive.remove(worst)
+            if phase == n - 2:  # one more single pull of the leader
+                yield PullOne(alive[0])
+        return sorted(np.argsort(-self.means, kind="stable")[: self.problem.k].tolist())
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_a_python_agent_plays_both_ids_through_act_observe(paired: bool) -> None:
+    """A third-party Python agent (``_run`` generator, no kernel) plays ``TopK-v0`` and
+    ``TopK-Batch-v0`` through act/observe, and both equal the batch id's sparse path on
+    the same seed (one pull per step: the same pulls, rewards and empirical answer)."""
+    inst = _instance(6, 1, "bernoulli", seed=11)
+    one = gym.make("TopK-v0", instance=inst, budget=60, paired=paired)
+    batch = gym.make(
+        "TopK-Batch-v0", instance=inst, budget=60, batch_size=1, repeat_limit=1, paired=paired
+    )
+    for seed in (0, 1, 2):
+        sparse = agents.run_episode(batch, _PythonSAR(), seed=seed)
+        sparse_counts = batch.unwrapped._counts.copy()
+        dense = agents.run_episode(batch, _PythonSAR(), seed=seed, fast=False)
+        assert not agents.fast_path_applies(one, _PythonSAR())
+        arm = agents.run_episode(one, _PythonSAR(), seed=seed)
+        assert _result_dict(sparse) == _result_dict(dense) == _result_dict(arm)
+        assert np.array_equal(sparse_counts, one.unwrapped._counts)

@@ -1,4 +1,4 @@
-"""Frank-Wolfe Sampling (agents.frank_wolfe): gradients, the matrix game, proportions, input.
+"""Frank-Wolfe Sampling (agents.glr.frank_wolfe): gradients, the matrix game, proportions, input.
 
 The error rate (GLR stopping with the proven gk2016 threshold) is tested with the other
 GLR agents in tests/test_glr_top_two.py (``test_error_rate_at_most_delta``).
@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 
 import agents
 import bandit_envs
-from agents import frank_wolfe as fw
+from agents.glr import frank_wolfe as fw
 from bandit_envs import divergences as dv
 
 
@@ -120,9 +120,10 @@ def test_fw_games_of_the_agent_match_linprog() -> None:
     want = 0 if gi[b] > gb[b] else b
     assert np.array_equal(ws[fw.Z, :n], np.eye(n)[want])
     # forced exploration: floor(t / K) a perfect square
-    assert fw.fw_direction(
-        dv.BERNOULLI, 0.5, means, 5.0 * 49 + 3, 0, ws, gbuf, active, basis, rng
-    ) == 0
+    assert (
+        fw.fw_direction(dv.BERNOULLI, 0.5, means, 5.0 * 49 + 3, 0, ws, gbuf, active, basis, rng)
+        == 0
+    )
     assert np.allclose(ws[fw.Z, :n], 0.2)
 
 

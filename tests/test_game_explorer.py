@@ -1,4 +1,4 @@
-"""AdaHedge (agents.adahedge) and AdaHedge vs Best-Response (agents.game_explorer)."""
+"""AdaHedge (agents.glr.adahedge) and AdaHedge vs Best-Response (agents.glr.game_explorer)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import adahedge, game_explorer
+from agents.glr import adahedge, game_explorer
 from bandit_envs import divergences as dv
 
 
@@ -84,7 +84,7 @@ def test_best_response_is_the_closest_alternative(family: int, sigma: float) -> 
         in_top[star] = 1
         j, m = game_explorer.best_response(family, sigma, w, means, top, in_top, rng)
 
-        def cost(b: int, x):
+        def cost(b: int, x, w=w, star=star, means=means):
             return w[star] * _kl(family, means[star], x, sigma) + w[b] * _kl(
                 family, means[b], x, sigma
             )
@@ -126,7 +126,6 @@ def test_optimistic_gains_by_hand() -> None:
         assert out[a] == pytest.approx(brute, rel=1e-3)
 
 
-
 def test_shared_gains_equal_each_arms_own() -> None:
     """From ``K >= 16`` Bernoulli arms, a step computes each distinct ``(N_a, mu_a)``'s gain
     once and reuses it: every entry must equal that arm's own computation, bit for bit,
@@ -142,11 +141,12 @@ def test_shared_gains_equal_each_arms_own() -> None:
     t, i, j, m = float(counts.sum()), 4, 9, 0.42
     out = np.empty(n)
     game_explorer.optimistic_gains(dv.BERNOULLI, 1.0, counts, means, t, i, j, m, out)
-    assert len(set(zip(counts.tolist(), means.tolist()))) < n // 2  # the cache is used
+    assert len(set(zip(counts.tolist(), means.tolist(), strict=True))) < n // 2  # the cache is used
     for a in range(n):
         lam = m if a in (i, j) else means[a]
         own = game_explorer._gain(dv.BERNOULLI, 1.0, means[a], math.log(t) / counts[a], lam)
         assert out[a] == own, (a, counts[a], means[a])
+
 
 def _env(means, *, dist: str = "bernoulli", shuffle: bool = True):
     inst = bandit_envs.instances.from_means(

@@ -1,4 +1,4 @@
-"""GLR stopping (agents.glr) and the Top-Two agents (EB-TC, EB-TCI, T3C, TTTS)."""
+"""GLR stopping (agents.glr.stopping) and the Top-Two agents (EB-TC, EB-TCI, T3C, TTTS)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import glr, top_two
+from agents.glr import stopping, top_two
 from bandit_envs import divergences as dv
 
 
@@ -26,7 +26,7 @@ def test_statistic_is_the_min_over_all_pairs(family: int, sigma: float, k: int) 
         top = np.argsort(-means)[:k].astype(np.int64)
         in_top = np.zeros(n, dtype=np.int8)
         in_top[top] = 1
-        z, i, j = glr.statistic(family, sigma, counts, means, top, in_top, rng)
+        z, i, j = stopping.statistic(family, sigma, counts, means, top, in_top, rng)
         costs = {
             (a, b): dv.transport_cost(family, sigma, counts[a], means[a], counts[b], means[b])
             for a, b in itertools.product(top, set(range(n)) - set(top))
@@ -36,23 +36,25 @@ def test_statistic_is_the_min_over_all_pairs(family: int, sigma: float, k: int) 
 
 
 def test_thresholds_by_hand() -> None:
-    assert glr.beta("gk2016", 100, 0.1, 4, 1) == pytest.approx(math.log(2 * 100 * 3 / 0.1))
-    assert glr.beta("gk2016", 100, 0.1, 10, 3) == pytest.approx(math.log(2 * 100 * 21 / 0.1))
-    assert glr.beta("log", 100, 0.05, 4, 1) == pytest.approx(math.log((1 + math.log(100)) / 0.05))
+    assert stopping.beta("gk2016", 100, 0.1, 4, 1) == pytest.approx(math.log(2 * 100 * 3 / 0.1))
+    assert stopping.beta("gk2016", 100, 0.1, 10, 3) == pytest.approx(math.log(2 * 100 * 21 / 0.1))
+    assert stopping.beta("log", 100, 0.05, 4, 1) == pytest.approx(
+        math.log((1 + math.log(100)) / 0.05)
+    )
     # kk2021: 2 C_G(x) with C_G the minimum over lambda, checked on a grid
     x = 0.5 * math.log(3 / 0.1)
     grid = np.linspace(0.5 + 1e-6, 1 - 1e-6, 200001)
-    c_g = min((glr._g_gauss(lam) + x) / lam for lam in grid)
+    c_g = min((stopping._g_gauss(lam) + x) / lam for lam in grid)
     want = 2 * c_g + 4 * math.log(4 + math.log(1000 / 2))
-    assert glr.beta("kk2021", 1000, 0.1, 4, 1) == pytest.approx(want, rel=1e-6)
+    assert stopping.beta("kk2021", 1000, 0.1, 4, 1) == pytest.approx(want, rel=1e-6)
 
 
-@pytest.mark.parametrize("name", sorted(glr.THRESHOLDS))
+@pytest.mark.parametrize("name", sorted(stopping.THRESHOLDS))
 def test_thresholds_grow_with_t_and_shrink_with_delta(name: str) -> None:
     ts = [2, 10, 100, 10**4, 10**6]
-    values = [glr.beta(name, t, 0.1, 5, 2) for t in ts]
+    values = [stopping.beta(name, t, 0.1, 5, 2) for t in ts]
     assert all(a < b for a, b in zip(values, values[1:], strict=False))
-    assert glr.beta(name, 100, 0.01, 5, 2) > glr.beta(name, 100, 0.1, 5, 2)
+    assert stopping.beta(name, 100, 0.01, 5, 2) > stopping.beta(name, 100, 0.1, 5, 2)
 
 
 def test_bad_threshold_arguments_are_named() -> None:
@@ -144,7 +146,7 @@ def test_k_one_rules_refuse_top_k() -> None:
 
 
 def test_c_tracking_projection_keeps_the_floor_and_the_sum() -> None:
-    from agents.track_and_stop import _project
+    from agents.glr.track_and_stop import _project
 
     w = np.array([0.7, 0.25, 0.05, 0.0])
     out = np.empty(4)
@@ -157,7 +159,8 @@ def test_c_tracking_projection_keeps_the_floor_and_the_sum() -> None:
 
 def test_track_and_stop_samples_near_the_optimal_proportions() -> None:
     """GK2016 Theorem 14 (asymptotic optimality): N_a / t -> w*_a. Here delta = 1e-6 on
-    mu = (0.5, 0.45, 0.43, 0.4); one long run's proportions lie within 0.05 of w*."""
+    mu = (0.5, 0.45, 0.43, 0.4); the proportions of four long runs pooled lie within 0.05
+    of w* (one run alone strays beyond 0.05 for some seeds: 0.06-0.09 on arm 3)."""
     mu = np.array([0.5, 0.45, 0.43, 0.4])
     env = gym.make(
         "TopK-Batch-v0",
@@ -168,7 +171,10 @@ def test_track_and_stop_samples_near_the_optimal_proportions() -> None:
         max_batches=10**7,
         shuffle=False,
     )
-    agent = agents.make("track_and_stop", delta=1e-6)
-    agents.run_episode(env, agent, seed=1)
+    counts = np.zeros(4)
+    for seed in range(1, 5):
+        agent = agents.make("track_and_stop", delta=1e-6)
+        agents.run_episode(env, agent, seed=seed)
+        counts += agent.counts
     w_star, _ = bandit_envs.hardness.optimal_weights(mu, 1)
-    assert np.abs(agent.counts / agent.counts.sum() - w_star).max() < 0.05
+    assert np.abs(counts / counts.sum() - w_star).max() < 0.05

@@ -11,9 +11,9 @@ pytest.importorskip("stable_baselines3")
 
 import torch  # noqa: E402
 
-from agents.knowledge_gradient import kg_values  # noqa: E402
+from agents.bayesian.knowledge_gradient import kg_values  # noqa: E402
 from agents.learned.imitation import ImitationSettings, imitate, kg_teacher  # noqa: E402
-from agents.learned.training import train  # noqa: E402
+from agents.learned.training import TrainConfig, train  # noqa: E402
 
 PRIOR = (5.0, 5.0)
 FAMILY = {
@@ -61,16 +61,15 @@ def test_bad_settings(values: dict, match: str) -> None:
 
 def test_train_refuses_imitation_without_a_prior_or_on_batches() -> None:
     with pytest.raises(ValueError, match="imitate= needs prior"):
-        train("TopK-v0", FAMILY, total_timesteps=0, imitate={}, eval_episodes=0, log=None)
+        train(
+            TrainConfig("TopK-v0", FAMILY, total_timesteps=0, imitate={}, eval_episodes=0), log=None
+        )
     batch = {**FAMILY, "batch_size": 2, "repeat_limit": 1}
     with pytest.raises(ValueError, match="imitate= needs prior"):
         train(
-            "TopK-Batch-v0",
-            batch,
-            total_timesteps=0,
-            prior=PRIOR,
-            imitate={},
-            eval_episodes=0,
+            TrainConfig(
+                "TopK-Batch-v0", batch, total_timesteps=0, prior=PRIOR, imitate={}, eval_episodes=0
+            ),
             log=None,
         )
 
@@ -79,25 +78,28 @@ def test_imitation_fits_the_teacher_and_is_recorded(tmp_path) -> None:
     """Each fit lowers the policy's cross-entropy on the teacher's actions."""
     torch.manual_seed(0)
     result = train(
-        "TopK-v0",
-        FAMILY,
-        total_timesteps=0,
-        num_envs=4,
-        prior=PRIOR,
-        reward="posterior",
-        obs_options={"features": ["post_gap", "post_std", "log_count"]},
-        imitate={"iterations": 3, "episodes": 16, "epochs": 8, "batch_size": 64},
-        eval_episodes=20,
-        sample=False,
-        save_path=tmp_path / "imit.zip",
+        TrainConfig(
+            "TopK-v0",
+            FAMILY,
+            total_timesteps=0,
+            num_envs=4,
+            prior=PRIOR,
+            reward="posterior",
+            obs_options={"features": ["post_gap", "post_std", "log_count"]},
+            imitate={"iterations": 3, "episodes": 16, "epochs": 8, "batch_size": 64},
+            eval_episodes=20,
+            sample=False,
+            save_path=tmp_path / "imit.zip",
+        ),
         log=None,
     )
     history = result.metadata["training"]["imitation"]["history"]
     assert [h["iteration"] for h in history] == [0, 1, 2]
     # each iteration adds at least `episodes` episodes of `budget` states
     assert all(h["states"] >= (h["iteration"] + 1) * 16 * 12 for h in history)
-    # the untrained policy is near uniform: cross-entropy near log 4 on any labels
-    assert history[0]["loss_before_fit"] == pytest.approx(math.log(4), abs=0.05)
+    # the untrained policy is near uniform over the 4 arms and the stop action:
+    # cross-entropy near log 5 on any labels
+    assert history[0]["loss_before_fit"] == pytest.approx(math.log(5), abs=0.05)
     assert all(h["loss"] < h["loss_before_fit"] for h in history)
     assert 0.0 <= history[-1]["agreement_before_fit"] <= 1.0
     assert result.timesteps == 0
@@ -123,7 +125,7 @@ def test_imitate_needs_a_discrete_one_pull_env() -> None:
 
 
 def test_dp_teacher_weights_the_tied_optimal_arms() -> None:
-    from agents.bayes_dp import solved
+    from agents.bayesian.bayes_dp import solved
     from agents.learned.imitation import dp_teacher
 
     rng = np.random.default_rng(2)
@@ -145,14 +147,16 @@ def test_dagger_on_the_dp_teacher_fits_its_tied_arms() -> None:
     """Soft targets (uniform over the teacher's tied arms): the fits lower the loss."""
     torch.manual_seed(0)
     result = train(
-        "TopK-v0",
-        FAMILY,
-        total_timesteps=0,
-        num_envs=4,
-        prior=PRIOR,
-        obs_options={"features": ["post_gap", "post_std", "log_count"]},
-        imitate={"teacher": "dp", "iterations": 3, "episodes": 16, "epochs": 8},
-        eval_episodes=0,
+        TrainConfig(
+            "TopK-v0",
+            FAMILY,
+            total_timesteps=0,
+            num_envs=4,
+            prior=PRIOR,
+            obs_options={"features": ["post_gap", "post_std", "log_count"]},
+            imitate={"teacher": "dp", "iterations": 3, "episodes": 16, "epochs": 8},
+            eval_episodes=0,
+        ),
         log=None,
     )
     history = result.metadata["training"]["imitation"]["history"]
@@ -170,14 +174,16 @@ def test_level_policy_is_the_greedy_policy_on_played_observations() -> None:
 
     torch.manual_seed(1)
     result = train(
-        "TopK-v0",
-        FAMILY,
-        total_timesteps=0,
-        num_envs=2,
-        prior=PRIOR,
-        obs_options={"features": ["post_gap", "post_std", "log_count", "fraction", "mean"]},
-        imitate={"teacher": "dp", "iterations": 1, "episodes": 4, "epochs": 2},
-        eval_episodes=0,
+        TrainConfig(
+            "TopK-v0",
+            FAMILY,
+            total_timesteps=0,
+            num_envs=2,
+            prior=PRIOR,
+            obs_options={"features": ["post_gap", "post_std", "log_count", "fraction", "mean"]},
+            imitate={"teacher": "dp", "iterations": 1, "episodes": 4, "epochs": 2},
+            eval_episodes=0,
+        ),
         log=None,
     )
     policy, transform = result.model.policy, result.transform
@@ -197,3 +203,27 @@ def test_level_policy_is_the_greedy_policy_on_played_observations() -> None:
             checked += 1
             obs, _, done, _, _ = env.step(int(action))
     assert checked == 5 * 12
+
+
+def test_level_policy_refuses_a_policy_that_stops_with_pulls_left() -> None:
+    """Exact evaluation spends the budget: a greedy stop (index n) is refused, by name."""
+    import types
+
+    import gymnasium as gym
+
+    from agents.learned.exact import level_policy
+    from bandit_envs.wrappers import FlatObservation
+
+    class StopFirst:
+        def get_distribution(self, x):
+            logits = torch.zeros((x.shape[0], 5))
+            logits[:, 4] = 1.0  # the stop action of TopK-v0 with 4 arms
+            return types.SimpleNamespace(distribution=types.SimpleNamespace(logits=logits))
+
+    transform = FlatObservation.from_env(
+        gym.make("TopK-v0", **FAMILY), features=["post_gap"], prior=PRIOR
+    )
+    weights = level_policy(StopFirst(), transform, 12, PRIOR)
+    alpha = np.full((1, 4), PRIOR[0])
+    with pytest.raises(ValueError, match="stop action \\(index 4\\) with 12 pulls left"):
+        weights(alpha, np.full((1, 4), PRIOR[1]), 2, 12)

@@ -92,8 +92,9 @@ def test_available_is_the_sorted_catalog() -> None:
         ("jiang2017-lil-exponential", 100, 1, {"alpha": 0.3, "sigma": 0.5}, False, "gaussian"),
     ],
 )  # fmt: skip
-def test_catalog_defaults(name: str, n_arms: int | None, k: int, params: dict[str, object],
-                          random: bool, dist: str) -> None:
+def test_catalog_defaults(
+    name: str, n_arms: int | None, k: int, params: dict[str, object], random: bool, dist: str
+) -> None:
     entry = inst.catalog()[name]
     assert (entry.n_arms, entry.k, dict(entry.params)) == (n_arms, k, params)
     assert (entry.random, entry.distribution) == (random, dist)
@@ -144,8 +145,9 @@ def test_every_entry_builds_with_its_defaults(worker_csv: Path, rating_csv: Path
         ("jun2016-twitter", 3, 1, {"alpha": 1.0, "mu_max": 0.6}, [0.6, 0.3, 0.2]),
     ],
 )  # fmt: skip
-def test_setup_means(name: str, n_arms: int, k: int, params: dict[str, object],
-                     expected: list[float]) -> None:
+def test_setup_means(
+    name: str, n_arms: int, k: int, params: dict[str, object], expected: list[float]
+) -> None:
     instance = inst.make(name, n_arms=n_arms, k=k, **params)
     np.testing.assert_allclose(instance.means(), expected, rtol=0, atol=1e-12)
     assert (instance.n_arms, instance.k) == (n_arms, k)
@@ -170,8 +172,9 @@ def test_synthetic_p1_equals_uniform() -> None:
     # chen2017 Sec. 3: "SYNTHETIC-1 is identical to UNIFORM".
     for n, k in ((1000, 100), (10, 3)):
         a = inst.make("chen2017-synthetic", n_arms=n, k=k, p=1).means()
-        np.testing.assert_allclose(a, inst.make("chen2017-uniform", n_arms=n, k=k).means(),
-                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            a, inst.make("chen2017-uniform", n_arms=n, k=k).means(), rtol=0, atol=1e-12
+        )
     p6 = inst.make("chen2017-synthetic", p=6).means()
     p05 = inst.make("chen2017-synthetic", p=0.5).means()
     # Larger p pulls arms towards the boundary 1 - K/n = 0.9 (arms 50 and 200 shown).
@@ -269,8 +272,9 @@ def test_random_draws_use_the_params() -> None:
     instance = inst.make("beta-random", a=50.0, b=1.0)
     assert instance.means(np.random.default_rng(0)).mean() > 0.95  # Beta(50, 1) has mean 50/51
     rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
-    np.testing.assert_array_equal(inst.make("uniform-random", n_arms=7, k=3).means(rng_a),
-                                  rng_b.uniform(0, 1, 7))
+    np.testing.assert_array_equal(
+        inst.make("uniform-random", n_arms=7, k=3).means(rng_a), rng_b.uniform(0, 1, 7)
+    )
 
 
 def test_fixed_instances_ignore_rng() -> None:
@@ -374,8 +378,9 @@ def test_arms_validation(kwargs: dict[str, object], match: str) -> None:
 
 
 def test_arms_permuted_and_sub_gaussian_sigma() -> None:
-    arms = inst.from_categorical([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]],
-                                 [-1.0, 0.0, 3.0], k=1).arms()
+    arms = inst.from_categorical(
+        [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], [-1.0, 0.0, 3.0], k=1
+    ).arms()
     np.testing.assert_allclose(arms.means, [-0.5, 3.0, -1.0])
     assert arms.sub_gaussian_sigma == 2.0  # (3 - (-1)) / 2
     moved = arms.permuted(np.array([2, 0, 1]))
@@ -446,8 +451,9 @@ def test_worker_table_without_accuracy_column(tmp_path: Path) -> None:
         (["worker_id", "n_answers", "n_correct"], [["a", 2, 1]], "at least 2 workers"),
     ],
 )  # fmt: skip
-def test_worker_table_validation(tmp_path: Path, header: list[str], rows: list[list[object]],
-                                 match: str) -> None:
+def test_worker_table_validation(
+    tmp_path: Path, header: list[str], rows: list[list[object]], match: str
+) -> None:
     path = write_csv(tmp_path / "w.csv", header, rows)
     with pytest.raises(ValueError, match=match):
         inst.load_worker_table(path, k=1)
@@ -481,8 +487,9 @@ def test_load_rating_table(rating_csv: Path) -> None:
         (["n_unfunny", "n_somewhat", "n_funny"], [[1, "x", 3], [1, 1, 1]], "whole-number count"),
     ],
 )  # fmt: skip
-def test_rating_table_validation(tmp_path: Path, header: list[str], rows: list[list[object]],
-                                 match: str) -> None:
+def test_rating_table_validation(
+    tmp_path: Path, header: list[str], rows: list[list[object]], match: str
+) -> None:
     path = write_csv(tmp_path / "r.csv", header, rows)
     with pytest.raises(ValueError, match=match):
         inst.load_rating_table(path, k=1)
@@ -548,9 +555,13 @@ def test_trusted_permutation_gives_the_checked_one(dist: str) -> None:
     """The env's reset shuffle (``Arms._permuted_trusted``) gives the arms ``permuted`` gives."""
     rng = np.random.default_rng(7)
     if dist == "categorical":
-        made = inst.from_categorical(rng.dirichlet(np.ones(3), size=6), np.array([0.0, 0.5, 1.0]), k=2)
+        made = inst.from_categorical(
+            rng.dirichlet(np.ones(3), size=6), np.array([0.0, 0.5, 1.0]), k=2
+        )
     else:
-        made = inst.from_means(rng.random(6), k=2, distribution=dist, sigma=0.5 if dist == "gaussian" else None)
+        made = inst.from_means(
+            rng.random(6), k=2, distribution=dist, sigma=0.5 if dist == "gaussian" else None
+        )
     arms = made.arms()
     perm = rng.permutation(6)
     want, got = arms.permuted(perm), arms._permuted_trusted(perm)

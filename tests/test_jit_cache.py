@@ -21,20 +21,37 @@ def _closure(rel: str) -> set[str]:
 
 
 def test_agent_stamp_covers_the_engine_and_the_reward_kernels() -> None:
-    reach = _closure("agents/at_lucb.py")
-    assert {"agents/engine.py", "bandit_envs/kernels.py", "agents/count_buckets.py"} <= reach
+    reach = _closure("agents/lucb/at_lucb.py")
+    assert {
+        "agents/engine/scheduler.py",
+        "agents/engine/serving.py",
+        "bandit_envs/kernels.py",
+        "agents/engine/count_buckets.py",
+    } <= reach
 
 
 def test_from_package_import_module_and_inheritance_are_followed() -> None:
-    # ``from agents import confidence, engine`` and ``from agents.nsar import NSAR``
-    assert {"agents/confidence.py", "agents/engine.py"} <= _closure("agents/lucb_common.py")
-    assert "agents/nsar.py" in _closure("agents/sar.py")
+    # ``from agents import confidence, engine`` and ``from agents.elimination.nsar import NSAR``
+    assert {"agents/engine/confidence.py", "agents/engine/__init__.py"} <= _closure(
+        "agents/lucb/family.py"
+    )
+    assert "agents/elimination/nsar.py" in _closure("agents/elimination/nsar.py")
+
+
+def test_the_lucb_stamp_covers_the_family_modules_and_their_layout() -> None:
+    """The LUCB kernels embed the family's helpers and read ``layout``'s constants as
+    compile-time constants: the stamp of ``family.py`` hashes them all (``_jit`` hashes a
+    reached source only if it mentions numba, as ``layout.py``'s docstring does)."""
+    reach = _closure("agents/lucb/family.py")
+    modules = ["heaps", "radii", "kinetic", "kl_bounds", "clucb_split", "layout"]
+    assert {f"agents/lucb/{m}.py" for m in modules} <= reach
+    assert b"numba" in (ROOT / "agents/lucb/layout.py").read_bytes()
 
 
 def test_an_agent_stamp_ignores_unrelated_agents() -> None:
-    reach = _closure("agents/sar.py")
-    assert "agents/lucb_common.py" not in reach
-    assert "agents/at_lucb.py" not in reach
+    reach = _closure("agents/elimination/nsar.py")
+    assert "agents/lucb/family.py" not in reach
+    assert "agents/lucb/at_lucb.py" not in reach
 
 
 def test_the_digest_changes_with_an_imported_source(tmp_path, monkeypatch) -> None:
@@ -71,8 +88,9 @@ def test_no_compiled_generator_is_cached() -> None:
     import inspect
     import pkgutil
 
-    import agents
     from numba.core.caching import NullCache
+
+    import agents
 
     generators = []
     for info in pkgutil.walk_packages(agents.__path__, "agents."):
@@ -83,5 +101,5 @@ def test_no_compiled_generator_is_cached() -> None:
                 if getattr(value, "__module__", None) == info.name:
                     generators.append(f"{info.name}.{name}")
                     assert isinstance(value._cache, NullCache), f"{info.name}.{name} is cached"
-    assert "agents.top_two_thompson.run" in generators
+    assert "agents.bayesian.top_two_thompson.run" in generators
     assert len(generators) >= 20  # every compiled agent's run (and sub-generators)

@@ -1,6 +1,6 @@
-"""KL-LUCB's shortcuts around the bisection (agents.lucb_common) are sound.
+"""KL-LUCB's shortcuts around the bisection (agents.lucb.kl_bounds) are sound.
 
-``_kl_surely_above`` proves ``UCB > x`` (or ``LCB < -x``) from one divergence; a wrong
+``surely_above`` proves ``UCB > x`` (or ``LCB < -x``) from one divergence; a wrong
 proof would change episodes only on rare rounds, so it is checked directly here, on
 values ``x`` within a few ulps of the exact bound as well as far from it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from agents import lucb_common as lc
+from agents.lucb import kl_bounds, layout, radii
 from bandit_envs import divergences as dv
 
 
@@ -20,10 +20,10 @@ def _proofs(prm, mus, counts, betas, offsets):
     out = np.zeros(2, dtype=np.int64)
     for i in range(mus.shape[0]):
         for high in (False, True):
-            exact = lc._kl_key(prm, mus[i], counts[i], betas[i], 0.0, high)
+            exact = radii.kl_key(prm, mus[i], counts[i], betas[i], 0.0, high)
             x = exact + offsets[i]
             for _ in range(3):
-                if lc._kl_surely_above(prm, mus[i], counts[i], betas[i], x, high):
+                if kl_bounds.surely_above(prm, mus[i], counts[i], betas[i], x, high):
                     out[1] += 1
                     if not exact > x:
                         out[0] += 1
@@ -32,9 +32,9 @@ def _proofs(prm, mus, counts, betas, offsets):
 
 
 def _prm() -> np.ndarray:
-    prm = np.zeros(lc.NP)
-    prm[lc.P_RADIUS] = lc.RADIUS_KL
-    prm[lc.P_FAMILY] = dv.BERNOULLI
+    prm = np.zeros(layout.NP)
+    prm[layout.P_RADIUS] = layout.RADIUS_KL
+    prm[layout.P_FAMILY] = dv.BERNOULLI
     return prm
 
 

@@ -22,7 +22,7 @@ import pytest
 import agents
 import bandit_envs  # noqa: F401
 from agents.base import Pull, PullOne, ScriptedAgent
-from agents.clucb_pac import CLUCBPAC
+from agents.lucb.clucb_pac import CLUCBPAC
 
 ENV_KW = {"n_arms": 6, "k": 2, "answer": "agent", "instance": "uniform-random"}
 
@@ -56,7 +56,7 @@ def snapshot(base, obs, reward, term, trunc, info) -> tuple:
     [
         {"setting": "fixed_budget", "budget": 40, "batch_size": 1},
         {"setting": "fixed_budget", "budget": 40, "batch_size": 3, "repeat_limit": 2},
-        {"setting": "fixed_budget", "budget": 100, "batch_size": 2, "max_batches": 25},
+        {"setting": "fixed_budget", "budget": 50, "batch_size": 2, "max_batches": 25},
         {"setting": "fixed_budget", "budget": 30, "batch_size": None, "answer": "empirical"},
         {"setting": "fixed_confidence", "batch_size": 1, "max_batches": 35},
         {"setting": "fixed_confidence", "batch_size": 4, "max_batches": 35, "cost_per_batch": 0.5},
@@ -312,7 +312,10 @@ def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch) -
         ref = agents.run_episode(env, agents.make(name, **params), seed=0, fast=False)
         stopped = ref.pulls < 200 if setting == "fixed_budget" else ref.terminated
         assert calls["one"] + calls["sparse"] == ref.pulls + stopped, name  # + the stop step
-        assert (fast.pulls, fast.recommendation.tolist()) == (ref.pulls, ref.recommendation.tolist())
+        assert (fast.pulls, fast.recommendation.tolist()) == (
+            ref.pulls,
+            ref.recommendation.tolist(),
+        )
 
 
 class _EachOnce(ScriptedAgent):
@@ -349,7 +352,7 @@ class _EachOnce(ScriptedAgent):
     [
         {"batch_size": 1, "budget": 30},
         {"batch_size": 1, "budget": 8},
-        {"batch_size": 1, "max_batches": 3, "budget": 30},
+        {"batch_size": 2, "max_batches": 3, "budget": 6},  # max_batches can end it first
         {"batch_size": 2, "budget": 30},
     ],
 )

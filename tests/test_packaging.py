@@ -28,8 +28,15 @@ def test_import_registers_both_ids_idempotently() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["bandit_envs.top_k", "bandit_envs.top_k_batch", "bandit_envs.scoring", "bandit_envs.instances",
-               "bandit_envs.vector", "bandit_envs.sb3"]
+    "module",
+    [
+        "bandit_envs.top_k",
+        "bandit_envs.top_k_batch",
+        "bandit_envs.scoring",
+        "bandit_envs.instances",
+        "bandit_envs.vector",
+        "bandit_envs.sb3",
+    ],
 )
 def test_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

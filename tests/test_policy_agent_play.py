@@ -97,7 +97,7 @@ def test_valid_actions_are_not_counted_and_answers_are_projected() -> None:
 
 @pytest.mark.parametrize("setting", ["fixed_budget", "fixed_confidence"])
 def test_scalar_and_vector_policies_play_topk_v0(setting: str) -> None:
-    """On ``TopK-v0`` the agent sends an arm index (``n_arms`` = stop in fixed confidence)."""
+    """On ``TopK-v0`` the agent sends an arm index (``n_arms`` = stop)."""
     over = {"budget": 18} if setting == "fixed_budget" else {"max_batches": 10}
     env = gym.make("TopK-v0", n_arms=N, k=K, setting=setting, **over)
     assert env.unwrapped.problem.action_format == "arm"
@@ -115,14 +115,10 @@ def test_scalar_and_vector_policies_play_topk_v0(setting: str) -> None:
     result = agents.run_episode(env, agent, seed=0)
     assert counts[-1][1] == result.pulls - 1 and counts[-1].sum() == result.pulls - 1
     assert agent.projections == agent.decisions == result.pulls
-    # stopping: the stop action in fixed confidence; TopK-v0 cannot stop in fixed
-    # budget, so the least-pulled arm is pulled and the action counts as projected
+    # stopping: the stop action, in either setting
     agent = agents.PolicyAgent(lambda obs: N)
     result = agents.run_episode(env, agent, seed=0, max_steps=100)
-    if setting == "fixed_confidence":
-        assert result.pulls == 0 and result.terminated and agent.projections == 0
-    else:
-        assert result.pulls == 18 and agent.projections == 18
+    assert result.pulls == 0 and result.terminated and agent.projections == 0
 
 
 def test_policy_with_an_answer_step_plays_an_env_without_one() -> None:
@@ -153,7 +149,7 @@ def test_bad_policy_actions_raise_naming_the_value() -> None:
 
 # -------------------------------------------------------- stable-baselines3 models
 pytest.importorskip("stable_baselines3")
-from agents.learned.training import train  # noqa: E402
+from agents.learned.training import TrainConfig, train  # noqa: E402
 
 FAMILY = {"instance": "beta-random", "n_arms": N, "k": K}
 SETTINGS = {
@@ -184,14 +180,16 @@ def test_trained_policy_plays_the_scripted_agents_env(algo: str, train_id: str, 
     family = {**FAMILY, **SETTINGS[setting]}
     trained_on = {**family, **BATCH} if train_id == "TopK-Batch-v0" else family
     result = train(
-        train_id,
-        trained_on,
-        algo=algo,
-        policy="mlp" if algo == "dqn" else "arm-set",
-        total_timesteps=256,
-        num_envs=2,
-        algo_kwargs=TINY[algo],
-        eval_episodes=0,
+        TrainConfig(
+            train_id,
+            trained_on,
+            algo=algo,
+            policy="mlp" if algo == "dqn" else "arm-set",
+            total_timesteps=256,
+            num_envs=2,
+            algo_kwargs=TINY[algo],
+            eval_episodes=0,
+        ),
         log=None,
     )
     assert result.metadata["env_kwargs"].get("invalid_action") == (

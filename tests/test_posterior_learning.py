@@ -62,9 +62,7 @@ def test_posterior_features_batched_and_ties() -> None:
     assert np.all(t(_obs([2, 2, 2], [0.5, 0.5, 0.5]))[:3] == 0)
     one = _obs([1, 3, 0], [1.0, 1 / 3, 0.0])
     two = _obs([4, 0, 2], [0.25, 0.0, 1.0])
-    stacked = {
-        key: np.stack([one[key], two[key]]) for key in ("counts", "means", "remaining")
-    }
+    stacked = {key: np.stack([one[key], two[key]]) for key in ("counts", "means", "remaining")}
     np.testing.assert_array_equal(t(stacked), np.stack([t(one), t(two)]))
 
 
@@ -166,9 +164,7 @@ def test_posterior_reward_is_the_expected_gain_of_each_step() -> None:
         before = {key: np.array(obs[key]) for key in ("counts", "means")}
         obs, rewards, dones, infos = venv.step(rng.integers(0, 3, size=(3, 5)))
         for i in range(3):
-            final = infos[i]["terminal_observation"] if dones[i] else {
-                "counts": obs["counts"][i]
-            }
+            final = infos[i]["terminal_observation"] if dones[i] else {"counts": obs["counts"][i]}
             pulls = np.asarray(final["counts"]) - before["counts"][i]
             want = expected_value_gain(before["counts"][i], before["means"][i], pulls, PRIOR, 2)
             assert rewards[i] == np.float32(want)
@@ -182,7 +178,12 @@ def test_posterior_reward_through_make_training_env() -> None:
     probe = gym.make("TopK-v0", **kwargs)
     transform = FlatObservation.from_env(probe, features=["post_gap"], prior=PRIOR)
     venv, _, _ = make_training_env(
-        "TopK-v0", 2, seed=0, env_kwargs=kwargs, transform=transform, reward="posterior",
+        "TopK-v0",
+        2,
+        seed=0,
+        env_kwargs=kwargs,
+        transform=transform,
+        reward="posterior",
         reward_scale=10.0,
     )
     venv.reset()
@@ -212,8 +213,13 @@ def test_posterior_reward_needs_a_prior_and_a_budget() -> None:
 def test_posterior_answer_differs_from_the_empirical_one() -> None:
     """Arm 0: 1 of 1 (empirical 1.0, posterior 6/11); arm 1: 14 of 20 (0.7, 19/30)."""
     env = gym.make(
-        "TopK-Batch-v0", n_arms=3, k=1, budget=21, batch_size=1, answer="agent", **{
-            "instance": "beta-random", "instance_params": {"a": 5.0, "b": 5.0}}
+        "TopK-Batch-v0",
+        n_arms=3,
+        k=1,
+        budget=21,
+        batch_size=1,
+        answer="agent",
+        **{"instance": "beta-random", "instance_params": {"a": 5.0, "b": 5.0}},
     )
     problem = env.unwrapped.problem
     obs = {

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from agents import posterior_top_set as pts
-from agents.beta_prior import beta_between, beta_tail, log_beta
+from agents.bayesian import posterior_top_set as pts
+from agents.bayesian.beta_prior import beta_between, beta_tail, log_beta
 
 DELTA = 1e-6
 

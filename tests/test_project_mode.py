@@ -34,13 +34,24 @@ def test_projection_lands_in_a(values: list[int], r: int, cap: int) -> None:
 
 def test_answer_projection() -> None:
     emp = np.array([0.1, 0.9, 0.5, 0.5])
-    assert project_answer(np.array([1, 1, 1, 1]), 2, emp).tolist() == [1, 2]  # ties -> higher mean, lower index
+    assert project_answer(np.array([1, 1, 1, 1]), 2, emp).tolist() == [
+        1,
+        2,
+    ]  # ties -> higher mean, lower index
     assert project_answer(np.array([0, 0, 3, 1]), 1, emp).tolist() == [2]
 
 
 def test_env_reports_pulls_made_and_respects_budget() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=10, k=3, batch_size=4, repeat_limit=2, budget=30,
-                   invalid_action="project", answer="agent")
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=10,
+        k=3,
+        batch_size=4,
+        repeat_limit=2,
+        budget=30,
+        invalid_action="project",
+        answer="agent",
+    )
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     total = 0

@@ -19,8 +19,11 @@ def loop_round_robin(counts, caps, total):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 6)), min_size=1, max_size=12),
-       st.integers(0, 40), st.integers(0, 10**6))
+@given(
+    st.lists(st.tuples(st.integers(0, 20), st.integers(0, 6)), min_size=1, max_size=12),
+    st.integers(0, 40),
+    st.integers(0, 10**6),
+)
 def test_water_filling_matches_the_loop_up_to_ties(pairs, total, seed) -> None:
     counts = np.array([c for c, _ in pairs], dtype=np.int64)
     caps = np.array([c for _, c in pairs], dtype=np.int64)

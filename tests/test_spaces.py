@@ -61,7 +61,7 @@ def test_seeding_equality_repr_and_json() -> None:
     assert repr(a) == "BatchPulls(n_arms=5, batch_size=4, repeat_limit=2)"
     x = [a.sample(), a.sample()]
     back = a.from_jsonable(a.to_jsonable(x))
-    assert all(np.array_equal(u, v) for u, v in zip(x, back))
+    assert all(np.array_equal(u, v) for u, v in zip(x, back, strict=True))
 
 
 def test_bad_arguments() -> None:

@@ -1,4 +1,4 @@
-"""agents.training: short SB3 runs, saved models that replay exactly through PolicyAgent (CPU)."""
+"""agents.learned training: short SB3 runs; saved models replay exactly through PolicyAgent."""
 
 from __future__ import annotations
 
@@ -13,18 +13,14 @@ pytest.importorskip("stable_baselines3")
 torch = pytest.importorskip("torch")
 
 import agents  # noqa: E402
-from agents.training import (  # noqa: E402
-    ArmSetPolicy,
-    SampledPolicyAgent,
-    VecFlatObservation,
-    evaluate,
-    evaluation_env,
-    load_policy,
-    make_training_env,
-    saved_agent_kwargs,
-    summarize,
-    train,
-)
+from agents.learned.adapter import SampledPolicyAgent  # noqa: E402
+from agents.learned.evaluation import evaluate, summarize  # noqa: E402
+from agents.learned.families import evaluation_env  # noqa: E402
+from agents.learned.metadata import saved_agent_kwargs  # noqa: E402
+from agents.learned.networks import ArmSetPolicy  # noqa: E402
+from agents.learned.saving import load_policy  # noqa: E402
+from agents.learned.training import TrainConfig, train  # noqa: E402
+from agents.learned.vec_env import VecFlatObservation, make_training_env  # noqa: E402
 from bandit_envs.wrappers import FlatObservation  # noqa: E402
 
 STD = {"instance": "beta-random", "n_arms": 6, "k": 2, "budget": 30}
@@ -69,16 +65,18 @@ def test_train_save_reload_play(
         FAST if algo == "ppo" else ({"n_steps": 8} if algo == "a2c" else {"learning_starts": 200})
     )
     result = train(
-        env_id,
-        kwargs,
-        algo=algo,
-        policy=policy,
-        total_timesteps=2048,
-        num_envs=4,
-        seed=0,
-        algo_kwargs=algo_kwargs,
-        eval_episodes=5,
-        save_path=tmp_path / "model",
+        TrainConfig(
+            env_id,
+            kwargs,
+            algo=algo,
+            policy=policy,
+            total_timesteps=2048,
+            num_envs=4,
+            seed=0,
+            algo_kwargs=algo_kwargs,
+            eval_episodes=5,
+            save_path=tmp_path / "model",
+        ),
         log=None,
     )
     assert result.timesteps >= 2048 and result.path == tmp_path / "model.zip"
@@ -140,14 +138,16 @@ def test_train_save_reload_play(
 def test_training_is_deterministic_for_a_seed() -> None:
     runs = [
         train(
-            "TopK-v0",
-            STD,
-            total_timesteps=512,
-            num_envs=2,
-            seed=3,
-            algo_kwargs=FAST,
-            eval_episodes=0,
-            backend="dummy",
+            TrainConfig(
+                "TopK-v0",
+                STD,
+                total_timesteps=512,
+                num_envs=2,
+                seed=3,
+                algo_kwargs=FAST,
+                eval_episodes=0,
+                backend="dummy",
+            ),
             log=None,
         )
         for _ in range(2)
@@ -164,7 +164,10 @@ def test_training_is_deterministic_for_a_seed() -> None:
 @pytest.mark.parametrize("env_id,kwargs", [("TopK-v0", STD), ("TopK-Batch-v0", BATCH)])
 def test_arm_set_policy_is_permutation_equivariant(env_id: str, kwargs: dict) -> None:
     result = train(
-        env_id, kwargs, total_timesteps=256, num_envs=2, algo_kwargs=FAST, eval_episodes=0, log=None
+        TrainConfig(
+            env_id, kwargs, total_timesteps=256, num_envs=2, algo_kwargs=FAST, eval_episodes=0
+        ),
+        log=None,
     )
     assert isinstance(result.model.policy, ArmSetPolicy)
     t = result.transform
@@ -179,10 +182,9 @@ def test_arm_set_policy_is_permutation_equivariant(env_id: str, kwargs: dict) ->
         d1 = policy.get_distribution(torch.as_tensor(t(permuted)[None])).distribution
         v0 = policy.predict_values(torch.as_tensor(t(obs)[None]))
         v1 = policy.predict_values(torch.as_tensor(t(permuted)[None]))
-    if env_id == "TopK-v0":
-        np.testing.assert_allclose(
-            d1.probs[0].numpy(), d0.probs[0].numpy()[perm], rtol=1e-5, atol=1e-7
-        )
+    if env_id == "TopK-v0":  # the arms' probabilities permute, the stop action's stays
+        p0, p1 = d0.probs[0].numpy(), d1.probs[0].numpy()
+        np.testing.assert_allclose(p1, np.append(p0[:-1][perm], p0[-1]), rtol=1e-5, atol=1e-7)
     else:
         p0 = np.stack([d.probs[0].numpy() for d in d0])
         p1 = np.stack([d.probs[0].numpy() for d in d1])
@@ -219,13 +221,19 @@ def test_evaluation_env_and_bad_arguments() -> None:
     # the policy plays the env the scripted agents play (PolicyAgent projects its actions)
     assert "invalid_action" not in kw and kw["batch_size"] == 4
     with pytest.raises(ValueError, match="DQN"):
-        train("TopK-Batch-v0", BATCH, algo="dqn", policy="mlp", total_timesteps=10, log=None)
+        train(
+            TrainConfig("TopK-Batch-v0", BATCH, algo="dqn", policy="mlp", total_timesteps=10),
+            log=None,
+        )
     with pytest.raises(ValueError, match="arm-set"):
-        train("TopK-v0", STD, algo="dqn", total_timesteps=10, log=None)
+        train(TrainConfig("TopK-v0", STD, algo="dqn", total_timesteps=10), log=None)
     with pytest.raises(ValueError, match="invalid_action"):
-        train("TopK-Batch-v0", {**BATCH, "invalid_action": "raise"}, total_timesteps=10, log=None)
+        train(
+            TrainConfig("TopK-Batch-v0", {**BATCH, "invalid_action": "raise"}, total_timesteps=10),
+            log=None,
+        )
     with pytest.raises(ValueError, match="algo"):
-        train("TopK-v0", STD, algo="sac", total_timesteps=10, log=None)
+        train(TrainConfig("TopK-v0", STD, algo="sac", total_timesteps=10), log=None)
 
 
 def test_summarize_intervals() -> None:
@@ -240,12 +248,14 @@ def test_summarize_intervals() -> None:
 
 def test_sampled_policy_agent_is_seeded() -> None:
     result = train(
-        "TopK-Batch-v0",
-        BATCH,
-        total_timesteps=256,
-        num_envs=2,
-        algo_kwargs=FAST,
-        eval_episodes=0,
+        TrainConfig(
+            "TopK-Batch-v0",
+            BATCH,
+            total_timesteps=256,
+            num_envs=2,
+            algo_kwargs=FAST,
+            eval_episodes=0,
+        ),
         log=None,
     )
     eid, ekw = evaluation_env("TopK-Batch-v0", BATCH)

@@ -1,4 +1,4 @@
-"""UGapE's SELECT-ARM on pull-count buckets (agents/ugape.py) equals the full computation.
+"""UGapE's SELECT-ARM on pull-count buckets (agents/lucb/ugape.py) equals the full computation.
 
 Gabillon, Ghavamzadeh, Lazaric (NIPS 2012), Algorithm 3 (SELECT-ARM): ``B_k``, ``J(t)``,
 ``u_t``, ``l_t``. The compiled kernel computes them on buckets of arms sharing a pull
@@ -21,8 +21,8 @@ import pytest
 
 import agents
 import bandit_envs
-from agents import ugape as ug
-from agents.ugape import UGapEb, UGapEc
+from agents.lucb import ugape as ug
+from agents.lucb.ugape import UGapEb, UGapEc
 
 
 class _FullEc(UGapEc):
@@ -63,8 +63,14 @@ def _instance(kind: str, n: int, k: int):
         (UGapEb, _FullEb, "gaussian", 30, 5, {"setting": "fixed_budget", "budget": 900}),
         (UGapEc, _FullEc, "two-level", 40, 10, {"setting": "fixed_budget", "budget": 1200}),
         (UGapEc, _FullEc, "categorical", 20, 3, {"setting": "fixed_budget", "budget": 600}),
-        (UGapEc, _FullEc, "gaussian", 12, 2, {"setting": "fixed_confidence", "max_batches": 800,
-                                              "batch_size": 2, "repeat_limit": 1}),
+        (
+            UGapEc,
+            _FullEc,
+            "gaussian",
+            12,
+            2,
+            {"setting": "fixed_confidence", "max_batches": 800, "batch_size": 2, "repeat_limit": 1},
+        ),
     ],
 )
 def test_bucket_select_equals_the_full_select(cls, full, kind, n, k, extra):

@@ -894,9 +894,9 @@ ANSWER = {"n_arms": 4, "k": 2, "batch_size": 4, "budget": 4, "answer": "agent"}
 ONE, PAIR = np.array([1, 0, 0, 0]), np.array([1, 1, 0, 0])
 # (id, kwargs, steps before, a valid action after them, the bad action)
 BAD_ACTIONS = [
-    ("TopK-v0", {"n_arms": 7, "k": 2}, [], 0, 7),
+    ("TopK-v0", {"n_arms": 7, "k": 2}, [], 0, 8),
     ("TopK-v0", {"n_arms": 7, "k": 2}, [], 0, -1),
-    ("TopK-v0", {"n_arms": 3, "k": 1}, [], 0, 3),
+    ("TopK-v0", {"n_arms": 3, "k": 1}, [], 0, 4),
     ("TopK-v0", {"n_arms": 3, "k": 1, "setting": "fixed_confidence"}, [], 0, 4),
     ("TopK-Batch-v0", BATCH, [], ONE, np.array([-1, 1, 0, 0])),
     ("TopK-Batch-v0", BATCH, [], ONE, np.array([0.5, 1, 0, 0])),

@@ -12,7 +12,8 @@ confidence intervals. Modules:
 * :mod:`topk_bench.backends`: serial, process pool, Ray;
 * :mod:`topk_bench.store`: Parquet parts, manifest, lock;
 * :mod:`topk_bench.run`: planning, chunking, progress, resume;
-* :mod:`topk_bench.summary`, :mod:`topk_bench.plot`: tables and figures.
+* :mod:`topk_bench.summary`, :mod:`topk_bench.plot`: tables and figures;
+* :mod:`topk_bench.tables`: the terminal tables (figures rounded alike, fit to the width).
 
 Python use::
 

@@ -20,6 +20,18 @@ keep only ``2 * jobs`` chunks in flight.
   a dead worker (``retries`` times, then a :class:`BackendError`). Ray is optional:
   ``pip install 'topk-bandit-envs[ray]'``.
 
+Third-party agents: workers build them from their ``module:Class``
+(:attr:`~topk_bench.episodes.Chunk.agent_target`), so a name given to
+``agents.register`` at run time needs no registration in the workers. Process workers
+see the parent's ``sys.path`` (fork: the same memory; spawn: multiprocessing passes
+it). For Ray, the top-level package directory (or the ``.py`` file) of every agent
+class that belongs to no installed distribution (:func:`local_agent_modules`) is
+shipped as the job's ``py_modules`` when :class:`RayBackend` starts Ray (a local
+instance, or ``--address`` of a cluster); in a Ray job the caller started, tasks get
+their directories on ``PYTHONPATH`` (enough on one machine; on a cluster pass
+``runtime_env={"py_modules": ...}`` to ``ray.init``). An agent from an installed
+distribution must be installed on the cluster's nodes too.
+
 Fault injection (tests): if the environment variable ``TOPK_BENCH_TEST_KILL`` names a
 file holding a JSON object such as ``{"agent": "optmai", "run": 3}``, the worker that
 starts the chunk matching it (every key given must match; ``run`` must be one of the
@@ -46,6 +58,7 @@ from topk_bench.episodes import Chunk, run_chunk
 __all__ = [
     "BackendError",
     "ChunkQueue",
+    "local_agent_modules",
     "ProcessBackend",
     "RayBackend",
     "SerialBackend",
@@ -283,6 +296,47 @@ class ProcessBackend:
                     self._stop(pool)
 
 
+#: top-level packages of this project (workers have them; never shipped to Ray).
+_PROJECT = frozenset({"agents", "bandit_envs", "topk_bench"})
+
+
+def local_agent_modules(chunks: Sequence[Chunk]) -> list[str]:
+    """Paths Ray workers need to import the chunks' third-party agents (``py_modules``).
+
+    For each distinct :attr:`~topk_bench.episodes.Chunk.agent_target` whose module
+    belongs to no installed distribution (:func:`agents.registry.class_source`): its
+    top-level package's directory, or its ``.py`` file for a single-file module.
+    Modules of this project and of installed distributions are left out.
+    """
+    import importlib
+
+    from agents.registry import class_source
+
+    paths: list[str] = []
+    for target in dict.fromkeys(c.agent_target for c in chunks if c.agent_target):
+        module_name, _, attr = target.partition(":")
+        top = module_name.split(".")[0]
+        if top in _PROJECT or top == "__main__":
+            continue
+        cls: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            cls = getattr(cls, part)
+        if not class_source(cls).get("local"):
+            continue
+        root = importlib.import_module(top)
+        locations = list(getattr(root, "__path__", None) or [])
+        if locations:  # a package: its directory
+            path = locations[0]
+        elif getattr(root, "__file__", None) and str(root.__file__).endswith(".py"):
+            path = root.__file__
+        else:
+            continue
+        path = os.path.abspath(path)
+        if path not in paths:
+            paths.append(path)
+    return paths
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -321,6 +375,8 @@ class RayBackend:
     def run(self, chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, Rows]]:
         ray = self.ray
         started = False
+        options: dict[str, Any] = {}
+        modules = local_agent_modules(chunks)
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"address": self.address, "include_dashboard": False}
             if self.address is None:
@@ -328,9 +384,20 @@ class RayBackend:
                 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
                 if self.jobs:
                     kwargs["num_cpus"] = self.jobs
+            if modules:  # uploaded to the cluster, on every worker's path
+                kwargs["runtime_env"] = {"py_modules": modules}
             ray.init(**kwargs)
             started = True
-        remote = ray.remote(num_cpus=1, max_retries=self.retries)(run_task)
+        elif modules:
+            # A job the caller started: its py_modules are fixed (Ray uploads local paths
+            # only in ray.init). Workers on this machine find the modules through
+            # PYTHONPATH; on a cluster, pass them to ray.init(runtime_env={"py_modules":
+            # local_agent_modules(chunks)}) instead.
+            dirs = [os.path.dirname(path) for path in modules]
+            inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+            path = os.pathsep.join(dict.fromkeys([*dirs, *inherited]))
+            options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
+        remote = ray.remote(num_cpus=1, max_retries=self.retries, **options)(run_task)
         lost = self._lost()
         limit = self.jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
         limit = max(limit * 2, 2)  # keep every CPU busy while results travel back

@@ -12,6 +12,18 @@ Examples::
     topk-bench compare results/quick --baseline uniform --metric aggregate_regret
     topk-bench report results/quick           # results/quick/report.html
 
+An agent of a config is a name ``topk-bench list`` shows (built-in, registered with
+``agents.register``, or declared by an installed distribution in the entry-point group
+``topk_bandit_envs.agents``), an import path ``package.module:Class`` (any agent class
+on the Python path: ``PYTHONPATH=. topk-bench run mine.toml`` for a module next to the
+config), or a saved model ``ppo:PATH``. ``check`` imports every agent and says where
+its class comes from; the run's manifest and report record it.
+
+The text tables of ``summary`` and ``compare`` give figures to 3 significant digits and
+p-values to 2, and fit the terminal's width (``COLUMNS``; 100 when the output is not a
+terminal) by splitting a wide table into narrower ones; ``DIR/summary.csv`` and
+``compare --format csv|json`` keep full precision.
+
 Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
 130 interrupted (finished episodes are saved; rerun the same command to resume).
 """
@@ -39,17 +51,29 @@ def _default_out(name: str, reduced: bool) -> Path:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     import agents
+    from agents import registry
     from bandit_envs import instances
     from topk_bench.config import read_config, shipped
 
     show_all = not (args.agents or args.instances or args.experiments)
     if show_all or args.agents:
-        print("Agents (available now):")
-        for name in agents.available():
-            cls = agents.agent_class(name)
-            settings = ", ".join(sorted(getattr(cls, "settings", ())))
-            print(f"  {name:<16} {cls.__module__}.{cls.__name__}  [{settings}]")
+        print("Agents (available now; where each comes from in parentheses):")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # shadowed entry points
+            names = agents.available()
+        for name in names:
+            origin = registry.agent_origin(name)
+            if origin == "entry point":
+                origin = f"entry point of {registry.agent_source(name)['entry_point_of']}"
+            try:
+                cls = agents.agent_class(name)
+            except (ImportError, TypeError) as err:
+                print(f"  {name:<16} ({origin}) cannot be used: {err}")
+                continue
+            settings = ", ".join(sorted(getattr(cls, "settings", ("any setting",))))
+            print(f"  {name:<16} {cls.__module__}.{cls.__qualname__}  [{settings}]  ({origin})")
         print("  ppo:PATH / a2c:PATH / dqn:PATH  a saved stable-baselines3 model")
+        print("  module:Class     an agent class imported from sys.path (e.g. myalgo:MyAgent)")
         print()
     if show_all or args.instances:
         print("Instances:")
@@ -81,6 +105,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         f"{len(pairs)} (point, agent) pairs, "
         f"{exp.runs} runs -> {len(pairs) * exp.runs} episodes"
     )
+    from topk_bench.report import describe_source
+
+    for a in exp.agents:
+        print(f"  agent {a.label}: {describe_source(a.source) if a.source else a.name}")
     for p in exp.points:
         kw = ", ".join(f"{k}={v}" for k, v in p.env_kwargs.items())
         print(
@@ -239,7 +267,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     try:
-        from agents.training import add_train_arguments, train_from_args
+        from agents.learned.cli import add_train_arguments, check_train_args, train_from_args
     except ImportError as err:
         print(
             f"topk-bench train needs stable-baselines3: pip install 'topk-bandit-envs[rl]' ({err})",
@@ -249,10 +277,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(
         prog="topk-bench train",
         description="Train PPO (or A2C, DQN) on a TopK family, save it, and compare it with "
-        "scripted agents (the same as examples/train_ppo.py).",
+        "scripted agents (--compare; the same as examples/train_ppo.py).",
     )
     add_train_arguments(parser)
-    train_from_args(parser.parse_args(args.rest))
+    options = parser.parse_args(args.rest)
+    try:
+        check_train_args(options)
+    except ValueError as err:
+        print(f"topk-bench train: {err}", file=sys.stderr)
+        return 2
+    train_from_args(options)
     return 0
 
 
@@ -373,13 +407,16 @@ def _parser() -> argparse.ArgumentParser:
         (
             "summary",
             _cmd_summary,
-            "print each metric's mean with a 95%% confidence interval per agent and point "
-            "(also written to DIR/summary.csv)",
+            "print each metric's mean with a 95%% confidence interval per agent and point, "
+            "to 3 significant digits and the terminal's width "
+            "(also written to DIR/summary.csv, at full precision)",
         ),
         ("plot", _cmd_plot, "write one PNG per metric to DIR/figures/"),
     ):
         p = sub.add_parser(
-            name, help=text.split(" (")[0], description=text[0].upper() + text[1:] + "."
+            name,
+            help=text.split(" (")[0],
+            description=(text[0].upper() + text[1:] + ".").replace("%%", "%"),
         )
         p.add_argument("dir", metavar="DIR", help="a results directory written by 'topk-bench run'")
         p.add_argument(
@@ -409,7 +446,8 @@ def _parser() -> argparse.ArgumentParser:
         "--format",
         choices=("text", "csv", "json"),
         default="text",
-        help="text tables (default), the per-point table as CSV, or everything as JSON",
+        help="text tables (default; 3 significant digits, the terminal's width), the "
+        "per-point table as CSV, or everything as JSON (both at full precision)",
     )
     p.set_defaults(func=_cmd_compare)
 
@@ -434,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["train"]:  # its options belong to agents.training's parser
+    if argv[:1] == ["train"]:  # its options belong to agents.learned.cli's parser
         return _cmd_train(argparse.Namespace(rest=argv[1:]))
     args = parser.parse_args(argv)
     try:

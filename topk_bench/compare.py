@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from topk_bench.episodes import BINARY_METRICS, METRICS
+from topk_bench.tables import interval, pvalue, sig, text_table, wrap
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -692,28 +693,27 @@ def compare_dir(
 # ---------------------------------------------------------------------- text
 
 
-def _g(v: float) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def format_comparison(comp: Comparison, width: int | None = None) -> str:
+    """The comparison as text tables (what ``topk-bench compare`` prints).
 
+    Figures to 3 significant digits, p-values to 2 (:mod:`topk_bench.tables`); tables
+    wider than ``width`` (default: the terminal's) are split into narrower ones that
+    repeat their key columns, and long titles are wrapped.
+    """
 
-def _p(v: float) -> str:
-    if v is None or math.isnan(v):
-        return "-"
-    return "<1e-4" if v < 1e-4 else f"{v:.4f}"
+    def table(header: Sequence[str], rows: Sequence[Sequence[str]], keys: int) -> str:
+        return text_table(header, rows, keys=keys, width=width)
 
+    def title(text: str) -> str:
+        return wrap(text, width) + "\n"
 
-def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    from topk_bench.summary import _text_table as table
-
-    return table(header, rows)
-
-
-def format_comparison(comp: Comparison) -> str:
-    """The comparison as text tables (what ``topk-bench compare`` prints)."""
     out = [
-        f"{comp.name}: {comp.episodes} episodes, baseline {comp.baseline!r}; paired tests per "
-        f"point (t for real metrics, exact McNemar for 0/1), Holm-adjusted over each metric's "
-        f"comparisons, alpha = {comp.alpha}"
+        wrap(
+            f"{comp.name}: {comp.episodes} episodes, baseline {comp.baseline!r}; paired tests "
+            f"per point (t for real metrics, exact McNemar for 0/1), Holm-adjusted over each "
+            f"metric's comparisons, alpha = {comp.alpha}",
+            width,
+        )
     ]
     for metric in comp.metrics:
         direction = "higher" if metric in HIGHER_IS_BETTER else "lower"
@@ -724,10 +724,10 @@ def format_comparison(comp: Comparison) -> str:
                 str(r.x),
                 str(r.agent),
                 str(r.n),
-                _g(r.mean),
-                _g(r.baseline_mean),
-                f"{_g(r.diff)} [{_g(r.ci_low)}, {_g(r.ci_high)}]",
-                _p(r.p_holm),
+                sig(r.mean),
+                sig(r.baseline_mean),
+                interval(r.diff, r.ci_low, r.ci_high),
+                pvalue(r.p_holm),
                 r.outcome,
             ]
             for r in mdf.itertuples()
@@ -735,14 +735,14 @@ def format_comparison(comp: Comparison) -> str:
         header = ["panel", comp.x_label, "agent", "n", "mean", "baseline", "diff [95% CI]",
                   "p (Holm)", "result"]  # fmt: skip
         out.append(
-            f"{metric} ({direction} is better): {len(mdf)} comparisons with {comp.baseline}\n"
-            + _text_table(header, rows)
+            title(f"{metric} ({direction} is better): {len(mdf)} comparisons with {comp.baseline}")
+            + table(header, rows, keys=3)
         )
         w = comp.wtl[comp.wtl["metric"] == metric]
         rows = [[str(r.agent), str(r.wins), str(r.ties), str(r.losses)] for r in w.itertuples()]
         out.append(
-            f"{metric}: wins / ties / losses against {comp.baseline} over the points\n"
-            + _text_table(["agent", "wins", "ties", "losses"], rows)
+            title(f"{metric}: wins / ties / losses against {comp.baseline} over the points")
+            + table(["agent", "wins", "ties", "losses"], rows, keys=1)
         )
         agg = comp.aggregate[comp.aggregate["metric"] == metric]
         prof = comp.profiles[comp.profiles["metric"] == metric]
@@ -752,21 +752,22 @@ def format_comparison(comp: Comparison) -> str:
             cells = [
                 str(r.agent),
                 f"{r.points_normalized}/{r.points}",
-                f"{_g(r.iqm)} [{_g(r.iqm_low)}, {_g(r.iqm_high)}]",
-                "(baseline)"
-                if math.isnan(r.poi)
-                else f"{r.poi:.3f} [{r.poi_low:.3f}, {r.poi_high:.3f}]",
+                interval(r.iqm, r.iqm_low, r.iqm_high),
+                "(baseline)" if math.isnan(r.poi) else interval(r.poi, r.poi_low, r.poi_high),
             ]
             ap = prof[prof["agent"] == r.agent]
             for t in TEXT_TAUS:
                 at = ap[np.isclose(ap["tau"], t)]
-                cells.append(_g(float(at["fraction"].iloc[0])) if len(at) else "-")
+                cells.append(sig(float(at["fraction"].iloc[0])) if len(at) else "-")
             rows.append(cells)
-        taus = [f"P(score {cmp} {t:g})" for t in TEXT_TAUS]
+        taus = [f"P({cmp}{t:g})" for t in TEXT_TAUS]
         out.append(
-            f"{metric}: over all points (score = value / {comp.baseline}'s mean at the point; "
-            f"stratified bootstrap 95% CIs)\n"
-            + _text_table(["agent", "points", "IQM score", "P(improvement)", *taus], rows)
+            title(
+                f"{metric}: over all points (score = value / {comp.baseline}'s mean at the "
+                f"point; P({cmp}tau) = fraction of episodes with score {cmp} tau; stratified "
+                f"bootstrap 95% CIs)"
+            )
+            + table(["agent", "points", "IQM score", "P(improvement)", *taus], rows, keys=1)
         )
-    out += [f"note: {n}" for n in comp.notes]
+    out += [wrap(f"note: {n}", width) for n in comp.notes]
     return "\n\n".join(out)

@@ -93,7 +93,15 @@ Warn = Callable[[str], None]
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """An agent of the experiment: registry ``name`` (or ``ppo:PATH``) with ``params``."""
+    """An agent of the experiment: its ``name`` (see :mod:`agents.registry`: a built-in,
+    registered or entry-point name, an import path ``module:Class``, ``ppo:PATH``,
+    ``trained:MODEL``) with ``params``.
+
+    ``target`` is the ``module:Class`` workers build a third-party agent from (``None``
+    for built-in agents and saved models), so that spawned and Ray workers need not
+    know names registered at run time; ``source`` is where the class came from
+    (:func:`agents.registry.agent_source`), recorded in the manifest.
+    """
 
     label: str
     name: str
@@ -101,6 +109,8 @@ class AgentSpec:
     settings: frozenset[str]
     k_values: frozenset[int] | None = None
     distributions: frozenset[str] | None = None
+    target: str | None = None
+    source: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -184,7 +194,13 @@ class Experiment:
                 for p in self.points
             ],
             "agents": [
-                {"label": a.label, "name": a.name, "params": dict(a.params)} for a in self.agents
+                {
+                    "label": a.label,
+                    "name": a.name,
+                    "params": dict(a.params),
+                    **({"source": dict(a.source)} if a.source else {}),
+                }
+                for a in self.agents
             ],
             "train": [t.describe() for t in self.train],
             "claims": [dict(c) for c in self.claims],
@@ -485,21 +501,34 @@ def _point_distribution(env_kwargs: Mapping[str, Any]) -> str | None:
     return getattr(instance, "distribution", None)
 
 
+_BOTH_SETTINGS = frozenset({"fixed_budget", "fixed_confidence"})
+
+
 def _agent_settings(name: str) -> frozenset[str]:
     import agents
 
     prefix, sep, _ = name.partition(":")
     if (sep and prefix in ("ppo", "a2c", "dqn")) or name.startswith(TRAINED_PREFIX):
-        from agents.policy import PolicyAgent
+        from agents.learned.adapter import PolicyAgent
 
         return frozenset(PolicyAgent.settings)
-    return frozenset(agents.agent_class(name).settings)
+    # a duck-typed agent without ``settings`` may play both
+    return frozenset(getattr(agents.agent_class(name), "settings", _BOTH_SETTINGS))
+
+
+def _policy_source(model: str) -> dict[str, Any]:
+    """The manifest's ``source`` of a learned policy (``PolicyAgent`` playing ``model``)."""
+    from agents.learned.adapter import PolicyAgent
+    from agents.registry import class_source
+
+    return {"origin": "saved model", "model": model, **class_source(PolicyAgent)}
 
 
 def _check_agents(
     cfg: Mapping[str, Any], warn: Warn, train: tuple[TrainSpec, ...] = ()
 ) -> tuple[list[AgentSpec], list[str], set[str]]:
     import agents
+    from agents import registry
 
     available = set(agents.available())
     specs: list[AgentSpec] = []
@@ -530,24 +559,25 @@ def _check_agents(
                     f"{where}.name: {name!r} names no model of the config's [[train]] "
                     f"(declared: {', '.join(t.model for t in train) or 'none'})"
                 )
-            specs.append(AgentSpec(label, name, params, _agent_settings(name)))
+            source = _policy_source(name)
+            specs.append(AgentSpec(label, name, params, _agent_settings(name), source=source))
             continue
         prefix, sep, path = name.partition(":")
         if sep and prefix in ("ppo", "a2c", "dqn"):
-            if not Path(path).exists():
-                raise ConfigError(f"{where}.name: model file {path!r} does not exist")
-            specs.append(AgentSpec(label, name, params, _agent_settings(name)))
-            continue
-        if name not in available:
+            from agents.learned.metadata import check_saved_algo, model_file
+
             try:
-                agents.agent_class(name)
-            except ValueError:  # not registered at all: a typo, not a missing module
-                raise ConfigError(
-                    f"{where}.name: unknown agent {name!r} "
-                    f"(available: {', '.join(sorted(available))})"
-                ) from None
-            except ImportError:
-                pass
+                check_saved_algo(model_file(path), prefix)
+            except (FileNotFoundError, ValueError) as err:
+                raise ConfigError(f"{where}.name: {err}") from None
+            source = _policy_source(os.path.abspath(path))
+            specs.append(AgentSpec(label, name, params, _agent_settings(name), source=source))
+            continue
+        try:
+            origin = registry.agent_origin(name)
+        except ValueError as err:  # not registered at all: a typo, not a missing module
+            raise ConfigError(f"{where}.name: {err}") from None
+        if origin != "import path" and name not in available:
             msg = (
                 f"agent {name!r} ({where}, label {label!r}) is not available "
                 f"(not implemented or not installed): skipped"
@@ -555,7 +585,17 @@ def _check_agents(
             warn(msg)
             skipped.append(msg)
             continue
-        cls = agents.agent_class(name)
+        try:
+            cls = agents.agent_class(name)
+        except registry.AgentImportError as err:
+            if origin == "built-in" and isinstance(err.__cause__, ModuleNotFoundError):
+                msg = f"agent {name!r} ({where}, label {label!r}) is not available ({err}): skipped"
+                warn(msg)
+                skipped.append(msg)
+                continue
+            raise ConfigError(f"{where}.name: {err}") from None
+        except (ValueError, TypeError) as err:
+            raise ConfigError(f"{where}.name: {err}") from None
         sig = inspect.signature(cls.__init__)
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
         if not takes_any:
@@ -572,8 +612,10 @@ def _check_agents(
             raise ConfigError(f"{where}.params: {err}") from None
         specs.append(
             AgentSpec(
-                label, name, params, _agent_settings(name), cls.k_values,
+                label, name, params, _agent_settings(name), getattr(cls, "k_values", None),
                 getattr(cls, "distributions", None),
+                target=None if origin == "built-in" else registry.agent_target(name),
+                source=registry.agent_source(name),
             )
         )  # fmt: skip
     return specs, skipped, set(labels)

@@ -34,6 +34,7 @@ __all__ = [
     "METRIC_RANGES",
     "OPTIONAL_COLUMNS",
     "ROW_COLUMNS",
+    "TIMING_COLUMNS",
     "run_chunk",
 ]
 
@@ -99,9 +100,18 @@ ROW_COLUMNS: tuple[str, ...] = (
     "wall_time",
     "recommendation",
     "normalized_pulls",
+    "warmup",
 )
 #: Columns added after results were first written: a part without them reads as NaN.
-OPTIONAL_COLUMNS = frozenset({"normalized_pulls"})
+OPTIONAL_COLUMNS = frozenset({"normalized_pulls", "warmup"})
+#: Columns that describe how an episode ran, not what happened in it: they depend on
+#: the scheduling (which worker, in which order), so equal runs may differ in them.
+TIMING_COLUMNS = ("wall_time", "warmup")
+
+#: The agents (name and parameters) this process has played: the first episode of each
+#: in a process also compiles its code or loads it from numba's cache, so its row is
+#: flagged ``warmup`` and the report counts its time apart from play time.
+_WARMED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,9 @@ class Chunk:
     agent_seeds: tuple[int, ...]
     max_steps: int | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: ``module:Class`` of a third-party agent (workers build it from this rather than
+    #: from ``agent_name``, which a spawned or Ray worker's registry may not know).
+    agent_target: str | None = None
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -137,18 +150,18 @@ _SB3_PREFIXES = ("ppo", "a2c", "dqn")
 _POLICY_CACHE: dict[str, Any] = {}
 
 
-def make_agent(name: str, params: Mapping[str, Any]) -> Any:
-    """``agents.make(name, **params)``, with two extras for saved policies (``ppo:PATH``).
+def make_agent(name: str, params: Mapping[str, Any], target: str | None = None) -> Any:
+    """``agents.make(target or name, **params)``, with two extras for saved policies (``ppo:PATH``).
 
     A policy with its metadata sidecar (``PATH`` with ``.json``, written by
-    ``agents.training``) is loaded with ``agents.training.load_policy``, so that it sees
+    ``agents.learned``) is loaded with ``agents.learned.saving.load_policy``, so that it sees
     its training observation transform. A loaded policy is kept for the next chunks of
     this process (loading a model costs far more than an episode), and torch is limited
     to one thread per process (the workers already use every core).
     """
     prefix, sep, path = name.partition(":")
     if not (sep and prefix in _SB3_PREFIXES):
-        return agents.make(name, **dict(params))
+        return agents.make(target or name, **dict(params))
     key = json.dumps([name, dict(params)], sort_keys=True, default=str)
     if key not in _POLICY_CACHE:
         try:
@@ -160,7 +173,7 @@ def make_agent(name: str, params: Mapping[str, Any]) -> Any:
         agent = None
         if Path(path).with_suffix(".json").exists():
             try:
-                from agents.training import load_policy
+                from agents.learned.saving import load_policy
             except ImportError:  # training module absent: plain loading below
                 pass
             else:
@@ -207,6 +220,7 @@ def _row(
     counts: Any,
     epsilon: Any,
     normalized: float = math.nan,
+    warmup: bool = False,
 ) -> dict[str, Any]:
     regret = float(result.aggregate_regret)
     failure = math.nan if epsilon is None else float(regret > float(epsilon))
@@ -237,22 +251,54 @@ def _row(
         "wall_time": float(result.wall_time),
         "recommendation": " ".join(map(str, np.asarray(result.recommendation).tolist())),
         "normalized_pulls": float(normalized),
+        "warmup": bool(warmup),
     }
+
+
+class _SeededReset:
+    """A duck-typed agent (not an :class:`agents.Agent`) whose ``reset`` gets the episode's
+    agent seed (``run_episode(..., seed=None)`` passes ``None``; ``Agent.reset`` reads
+    ``self.seed`` instead, a duck-typed agent may not). Everything else is the agent's.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.seed: int | None = None
+
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        self.agent.reset(problem, seed=self.seed if seed is None else seed)
+
+    def act(self, observation: Any) -> Any:
+        return self.agent.act(observation)
+
+    def observe(self, *args: Any) -> None:
+        self.agent.observe(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
 
 
 def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     """Play every episode of ``chunk``; return one row per episode, in run order.
 
     An exception names the episode (point, agent, run, seeds) so it can be replayed.
+    Every agent is reset with the episode's agent seed (an :class:`agents.Agent` through
+    its ``seed`` attribute, any other agent as ``reset(problem, seed=...)``).
     """
     env = make_env(chunk.env_id, chunk.env_kwargs)
     try:
-        agent = make_agent(chunk.agent_name, chunk.agent_params)
+        agent = make_agent(chunk.agent_name, chunk.agent_params, chunk.agent_target)
+        if not isinstance(agent, agents.Agent):
+            agent = _SeededReset(agent)
         base = env.unwrapped
         epsilon = getattr(getattr(base, "problem", None), "epsilon", None)
         rows = []
         t_star_cache: dict[Any, float] = {}
+        played = json.dumps(
+            [chunk.agent_name, dict(chunk.agent_params)], sort_keys=True, default=str
+        )
         for i in range(len(chunk.runs)):
+            warmup = played not in _WARMED
             base.np_random = seeding.np_random(int(chunk.env_seeds[i]))[0]
             agent.seed = int(chunk.agent_seeds[i])
             try:
@@ -263,9 +309,10 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
                     f"agent={chunk.agent!r} run={chunk.runs[i]} env_seed={chunk.env_seeds[i]} "
                     f"agent_seed={chunk.agent_seeds[i]}: {type(err).__name__}: {err}"
                 ) from err
+            _WARMED.add(played)
             normalized = _normalized_pulls(base, agent, result.pulls, t_star_cache)
             counts = getattr(agent, "counts", None)
-            rows.append(_row(chunk, i, result, counts, epsilon, normalized))
+            rows.append(_row(chunk, i, result, counts, epsilon, normalized, warmup))
         return rows
     finally:
         env.close()

@@ -4,7 +4,7 @@ An experiment that compares learned and scripted agents declares the models it n
 
     [[train]]
     model = "ppo-standard"        # name; saved as OUT/models/ppo-standard.zip (+ .json)
-    preset = "standard"           # a family of agents.training.PRESETS (or env_id + env)
+    preset = "standard"           # a family of agents.learned.families.PRESETS (or env_id + env)
     timesteps = 960000            # training steps, all parallel envs together
     num_envs = 32
     algo_kwargs = { n_steps = 64 }
@@ -22,24 +22,22 @@ a fixed number of steps, so the same command trains the same model (up to
 floating-point differences across machines). A model is written under a temporary
 name and renamed when complete: an interrupted training leaves nothing half-written.
 
-Keys of a ``[[train]]`` table (see :func:`agents.training.train` for their meaning):
-``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``,
-``algo`` (``ppo``), ``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs``
-(8), ``seed`` (0), ``algo_kwargs``, ``reward_scale`` (10), ``eval_episodes`` (100:
-validation episodes at the end that choose whether the policy plays its most likely
-action or samples), ``eval_every`` (none: validate only at the end; else also every
-that many steps), ``keep_best`` (false: play the final model; true: play the
-checkpoint with the lowest validation regret, kept as OUT/models/MODEL.zip, and keep
-the final one as MODEL-final.zip), ``prior`` (``[a, b]``: the family's means are drawn
-from Beta(a, b) and the policy knows it: posterior features, answer with the posterior
-top k), ``reward`` (``"env"`` or ``"posterior"``, the change of the posterior top-k
-value at each step), ``obs_options`` (arguments of the observation transform, e.g.
-``{ features = ["post_gap", "post_std", "log_count"] }``) and ``imitate`` (DAgger
-settings: fit the policy to a prior-aware teacher before PPO, see
-:mod:`agents.learned.imitation`; ``timesteps = 0`` then skips PPO). Validation seeds are disjoint from the benchmark's,
-so choosing a checkpoint on them does not bias the benchmark. ``reduced.train``
-overrides any of them but ``model`` for every model in reduced mode (e.g.
-``{ timesteps = 2048 }``).
+Keys of a ``[[train]]`` table (see :func:`agents.learned.training.train` for their meaning):
+``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``, ``algo`` (``ppo``),
+``policy`` (``arm-set``), ``timesteps`` (required), ``num_envs`` (8), ``seed`` (0), ``algo_kwargs``,
+``reward_scale`` (10), ``eval_episodes`` (100: validation episodes at the end that choose whether
+the policy plays its most likely action or samples), ``eval_every`` (none: validate only at the end;
+else also every that many steps), ``keep_best`` (false: play the final model; true: play the
+checkpoint with the lowest validation regret, kept as OUT/models/MODEL.zip, and keep the final one
+as MODEL-final.zip), ``prior`` (``[a, b]``: the family's means are drawn from Beta(a, b) and the
+policy knows it: posterior features, answer with the posterior top k), ``reward`` (``"env"`` or
+``"posterior"``, the change of the posterior top-k value at each step), ``obs_options`` (arguments
+of the observation transform, e.g. ``{ features = ["post_gap", "post_std", "log_count"] }``) and
+``imitate`` (DAgger settings: fit the policy to a prior-aware teacher before PPO, see
+:mod:`agents.learned.imitation`; ``timesteps = 0`` then skips PPO). Validation seeds are disjoint
+from the benchmark's, so choosing a checkpoint on them does not bias the benchmark.
+``reduced.train`` overrides any of them but ``model`` for every model in reduced mode (e.g. ``{
+timesteps = 2048 }``).
 
 Shipped models: ``topk_bench/pretrained/EXPERIMENT/MODEL.zip`` (+ ``.json``) holds
 models trained by this command for a shipped experiment. A missing model is copied from
@@ -140,7 +138,8 @@ class TrainSpec:
 
 
 def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
-    from agents.training import ALGOS, PRESETS
+    from agents.learned.algos import ALGOS
+    from agents.learned.families import PRESETS
 
     model = entry["model"]
     if not model or "/" in model or "\\" in model or model.startswith("."):
@@ -223,7 +222,7 @@ def parse_train(cfg: Mapping[str, Any], reduced: bool = False) -> tuple[TrainSpe
     if not entries:
         return ()
     try:
-        import agents.training  # noqa: F401
+        import agents.learned.training  # noqa: F401
     except ImportError as err:
         raise ConfigError(
             f"train: training needs stable-baselines3 and torch ({err}); "
@@ -267,7 +266,8 @@ def _check_family(spec: TrainSpec, where: str) -> None:
 
 def evaluation_kwargs(spec: TrainSpec) -> dict[str, Any]:
     """The ``TopK-Batch-v0`` kwargs a model of ``spec`` is played on (the benchmark form)."""
-    from agents.training import _training_kwargs, evaluation_env
+    from agents.learned.families import evaluation_env
+    from agents.learned.families import training_kwargs as _training_kwargs
 
     _, kwargs = evaluation_env(spec.env_id, _training_kwargs(spec.env_id, spec.env_kwargs))
     return kwargs
@@ -281,7 +281,11 @@ def check_point(spec: TrainSpec, point_env: Mapping[str, Any], where: str) -> No
     """
     family = evaluation_kwargs(spec)
     defaults = {"batch_size": None, "repeat_limit": None}
-    keys = ("n_arms", "k") if spec.env_id == "TopK-v0" else ("n_arms", "k", "batch_size", "repeat_limit")
+    keys = (
+        ("n_arms", "k")
+        if spec.env_id == "TopK-v0"
+        else ("n_arms", "k", "batch_size", "repeat_limit")
+    )
     for key in keys:
         want = family.get(key, defaults.get(key))
         got = point_env.get(key, defaults.get(key))
@@ -344,7 +348,7 @@ def _train_one(
 
     ``progress``: a tqdm bar in this process; ``queue``: report the steps there instead.
     """
-    from agents.training import train
+    from agents.learned.training import TrainConfig, train
 
     final = model_path(out, spec.model)
     tmp_dir = final.parent / f".tmp-{spec.model}-{os.getpid()}"
@@ -359,7 +363,7 @@ def _train_one(
             log_file.flush()
 
         start = time.perf_counter()
-        train(
+        config = TrainConfig(
             spec.env_id,
             spec.env_kwargs,
             algo=spec.algo,
@@ -379,6 +383,9 @@ def _train_one(
             save_path=tmp_dir / final.name,
             progress_bar=progress,
             torch_threads=1,
+        )
+        train(
+            config,
             log=log,
             callbacks=[_reporter(queue, spec.model)] if queue is not None else (),
         )

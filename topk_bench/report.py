@@ -7,8 +7,9 @@ and holds, in order: the paper's claims with their verdicts from the data
 (:mod:`topk_bench.compare`), the run (episodes, CPU time, seeds, package versions) and
 the experiment's config (the manifest, and the config file when it is still there).
 
-Package versions are those of the Python that writes the report; the results
-directory does not record the versions of the run.
+Where each agent's class came from (module, file and its SHA-256, distribution and
+version, or a local module) is the run's, recorded in the manifest; the other package
+versions are those of the Python that writes the report.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from topk_bench.compare import HIGHER_IS_BETTER, CompareError, Comparison, compare
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "describe_source", "write_report"]
 
 PACKAGES = (
     "topk-bandit-envs",
@@ -149,6 +150,27 @@ def _versions() -> list[tuple[str, str]]:
         except metadata.PackageNotFoundError:
             out.append((name, "not installed"))
     return out
+
+
+def _package_of(source: Mapping[str, Any]) -> str:
+    """``"dist 1.0"`` (``editable`` if so), or ``"local module"``."""
+    if source.get("distribution"):
+        editable = " (editable install)" if source.get("editable") else ""
+        return f"{source['distribution']} {source.get('version')}{editable}"
+    return "local module (no installed distribution)"
+
+
+def describe_source(source: Mapping[str, Any]) -> str:
+    """One line: an agent's class and where it came from (a manifest's ``source``)."""
+    where = [str(source.get("origin", "?"))]
+    if source.get("entry_point_of"):
+        where[0] += f" of {source['entry_point_of']}"
+    where.append(_package_of(source))
+    if source.get("model"):
+        where.append(f"model {source['model']}")
+    if source.get("file"):
+        where.append(str(source["file"]))
+    return f"{source.get('class', '?')} ({'; '.join(where)})"
 
 
 # ---------------------------------------------------------------------- sections
@@ -411,6 +433,55 @@ def _comparison_section(comp: Comparison) -> str:
     return "\n".join(parts)
 
 
+def _cpu_time_table(df: Any, manifest: Mapping[str, Any]) -> str:
+    """Play time per agent, with the first episode of an agent in a process kept apart.
+
+    That episode also compiles the agent's code (or loads it from numba's cache), which
+    can take seconds where an episode takes a millisecond; results written before the
+    ``warmup`` column existed show every episode as play time.
+    """
+    if "warmup" in df.columns:
+        warmup = df["warmup"].fillna(False).astype(bool)
+    else:
+        warmup = df["wall_time"] != df["wall_time"]  # all False
+    timed = df.assign(_warmup=warmup)
+    order = [a["label"] for a in manifest.get("agents", []) if a["label"] in set(df["agent"])]
+    order += [a for a in df["agent"].unique() if a not in order]
+    rows = []
+    for agent in order:
+        group = timed[timed["agent"] == agent]
+        play = group.loc[~group["_warmup"], "wall_time"]
+        first = group.loc[group["_warmup"], "wall_time"]
+        rows.append([agent, len(group), len(play), f"{play.sum():.2f}",
+                     f"{1000 * play.mean():.2f}" if len(play) else "-", len(first),
+                     f"{first.sum():.2f}"])  # fmt: skip
+    play_all = timed.loc[~timed["_warmup"], "wall_time"]
+    first_all = timed.loc[timed["_warmup"], "wall_time"]
+    rows.append(["total", len(df), len(play_all), f"{play_all.sum():.2f}", "",
+                 len(first_all), f"{first_all.sum():.2f}"])  # fmt: skip
+    return (
+        "<h3>CPU time</h3><p>The time of each episode in its worker process (one episode at a "
+        "time per process, so about its CPU time); scheduling and writing are not included. "
+        "The first episode an agent plays in a worker process is its warm-up: it also compiles "
+        "the agent's code or loads it from numba's cache, so it is counted apart (warm-up "
+        "seconds, one such episode per agent and process) and play time is that of the "
+        "other, warm episodes.</p>"
+        + _table(
+            [
+                "agent",
+                "episodes",
+                "warm episodes",
+                "play seconds",
+                "ms per warm episode",
+                "warm-up episodes",
+                "warm-up seconds",
+            ],
+            rows,
+            numeric=(1, 2, 3, 4, 5, 6),
+        )
+    )
+
+
 def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
     from topk_bench.seeds import env_seed
 
@@ -424,17 +495,7 @@ def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
         f"config runs = {_e(manifest.get('runs'))}"
         f"{' (reduced mode)' if manifest.get('reduced') else ''}.</p>"
     )
-    wall = df.groupby("agent", sort=False)["wall_time"].agg(["count", "sum", "mean"])
-    order = [a["label"] for a in manifest.get("agents", []) if a["label"] in wall.index]
-    order += [a for a in wall.index if a not in order]
-    rows = [[a, int(wall.loc[a, "count"]), f"{wall.loc[a, 'sum']:.2f}",
-             f"{1000 * wall.loc[a, 'mean']:.2f}"] for a in order]  # fmt: skip
-    rows.append(["total", len(df), f"{df['wall_time'].sum():.2f}", ""])
-    parts.append(
-        "<h3>CPU time</h3><p>The time of each episode in its worker process (one episode at a "
-        "time per process, so about its CPU time); scheduling and writing are not included.</p>"
-        + _table(["agent", "episodes", "seconds", "ms per episode"], rows, numeric=(1, 2, 3))
-    )
+    parts.append(_cpu_time_table(df, manifest))
     name = manifest.get("name", "")
     seeds = df[df["run"] == df["run"].min()].drop_duplicates("point").set_index("point")["seed"]
     prow = []
@@ -454,11 +515,37 @@ def _run_section(df: Any, manifest: Mapping[str, Any]) -> str:
         + _table(["point", "stored env seed", "recomputed", "equal"], prow, numeric=(1, 2))
         + "</details>"
     )
+    parts.append(_agents_table(manifest))
     parts.append(
-        "<h3>Software</h3><p>Versions of the Python that wrote this report (the results do "
-        "not record those of the run).</p>" + _table(["package", "version"], _versions())
+        "<h3>Software</h3><p>Versions of the Python that wrote this report (the results "
+        "record only the agents' classes, above).</p>" + _table(["package", "version"], _versions())
     )
     return "\n".join(parts)
+
+
+def _agents_table(manifest: Mapping[str, Any]) -> str:
+    """Where each agent's class came from, as the run recorded it (manifest ``source``)."""
+    rows = []
+    for a in manifest.get("agents", []):
+        src = a.get("source")
+        if not src:
+            rows.append([a["label"], a["name"], "-", "not recorded", "-", "-", "-"])
+            continue
+        origin = str(src.get("origin", "-"))
+        if src.get("entry_point_of"):
+            origin += f" of {src['entry_point_of']}"
+        file = str(src.get("file") or "-")
+        if src.get("model"):
+            file += f" (model {src['model']})"
+        sha = src.get("sha256") or "-"
+        rows.append([a["label"], a["name"], src.get("class", "-"), origin, _package_of(src),
+                     file, sha[:16]])  # fmt: skip
+    return (
+        "<h3>Agents</h3><p>Where each agent's class came from when the run was started: its "
+        "module's file (with the first 16 hex digits of its SHA-256), and the installed "
+        "distribution with its version, or a local module.</p>"
+        + _table(["agent", "name", "class", "from", "package", "file", "sha256"], rows)
+    )
 
 
 def _config_section(manifest: Mapping[str, Any]) -> str:

@@ -117,6 +117,7 @@ def plan_chunks(
                     agent=agent.label,
                     agent_name=agent.name,
                     agent_params={**agent.params, **point.agent_params},
+                    agent_target=agent.target,
                     runs=part,
                     env_seeds=tuple(
                         seeds.env_seed(exp.name, point.seed_name, r, base_seed) for r in part

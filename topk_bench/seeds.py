@@ -15,9 +15,9 @@ Two seeds are derived from it with :class:`numpy.random.SeedSequence`:
   the agent's coin flips with the instance draw.
 
 A sweep with ``common_seeds = true`` derives the seeds of all its points from one name
-(``common:PANEL``, the sweep's panel), so that run r plays the same means, shuffle and reward streams at every
-point: common random numbers across the points (e.g. jun2016's Table 1 compares (b, r)
-pairs on the same episodes, as the paper's ratios of means assume).
+(``common:PANEL``, the sweep's panel), so that run r plays the same means, shuffle and reward
+streams at every point: common random numbers across the points (e.g. jun2016's Table 1 compares (b,
+r) pairs on the same episodes, as the paper's ratios of means assume).
 
 Names are hashed with SHA-256 (never Python's salted ``hash()``), so seeds are the
 same in every process, on every machine, for any ``--jobs`` and either backend; the

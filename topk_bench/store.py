@@ -2,7 +2,8 @@
 
 Layout of ``DIR``::
 
-    manifest.json        what ran: experiment, points (env kwargs), agents, base seed
+    manifest.json        what ran: experiment, points (env kwargs), agents (with where
+                         each class came from), base seed
     parts/part-*.parquet one file per flush of finished chunks (rows of ROW_COLUMNS)
     parts/*.corrupt      unreadable parts found on resume, moved aside (never read)
     .lock                the lock of the run writing here (holds its pid)
@@ -32,7 +33,10 @@ Reliability:
   interrupt at any moment;
 * the manifest refuses to mix results of different configurations: a point or agent
   label already in the directory must have the same env kwargs / parameters, and the
-  base seed must match. New points, agents and runs are added.
+  base seed must match. New points, agents and runs are added. The manifest records
+  where each agent's class came from (``source``: module, file and its SHA-256,
+  distribution and version, or a local module; :func:`agents.registry.agent_source`);
+  if that changed since earlier episodes, a :class:`StoreWarning` says what changed.
 """
 
 from __future__ import annotations
@@ -98,6 +102,7 @@ def row_schema():
         "batches": pa.int64(),
         "terminated": pa.bool_(),
         "truncated": pa.bool_(),
+        "warmup": pa.bool_(),
     }
     floats = {
         "aggregate_regret",
@@ -148,8 +153,7 @@ class ResultStore:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise StoreError(
-                f"cannot create the results directory {self.root}: {_why(err)}; "
-                f"use another --out"
+                f"cannot create the results directory {self.root}: {_why(err)}; use another --out"
             ) from err
         for _ in range(10):
             try:
@@ -275,6 +279,15 @@ class ResultStore:
                 raise StoreError(
                     f"{where}: agent {a['label']!r} was run with other parameters "
                     f"({b['name']} {_canon(b['params'])}); use another --out"
+                )
+            changed = b is not None and _source_change(b.get("source"), a.get("source"))
+            if changed:
+                warnings.warn(
+                    f"{where}: the class of agent {a['label']!r} changed since its earlier "
+                    f"episodes ({changed}); the results mix both (the manifest records the "
+                    f"new one)",
+                    StoreWarning,
+                    stacklevel=2,
                 )
         old_models = {t["model"]: t for t in old.get("train", [])}
         for t in new.get("train", []):
@@ -470,6 +483,18 @@ class ResultStore:
         for f in files:
             with contextlib.suppress(FileNotFoundError):
                 f.unlink()
+
+
+def _source_change(old: Any, new: Any) -> str:
+    """What differs between two recorded agent sources (``""``: nothing that matters)."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return ""
+    changes = [
+        f"{key} {old.get(key)} -> {new.get(key)}"
+        for key in ("class", "distribution", "version", "sha256")
+        if old.get(key) != new.get(key)
+    ]
+    return "; ".join(changes)
 
 
 def _part_columns(path: Path) -> list[str]:

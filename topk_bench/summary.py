@@ -6,6 +6,10 @@ inside [0, 1] and is not degenerate at 0 or 1 successes. With one run the t inte
 is undefined (NaN). A t interval is cut to the metric's range
 (:data:`topk_bench.episodes.METRIC_RANGES`: regret, pulls and batches are >= 0, precision
 and FNR in [0, 1]), which keeps its coverage.
+
+The text tables (:func:`format_tables`) give every figure to 3 significant digits and
+fit the terminal's width (:mod:`topk_bench.tables`); ``summary.csv`` keeps full
+precision.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from topk_bench.episodes import BINARY_METRICS, METRIC_RANGES
+from topk_bench.tables import interval, sig, text_table, wrap
 
 __all__ = [
     "clopper_pearson",
@@ -201,34 +206,20 @@ def summarize(
     return out
 
 
-def _cell(mean: float, lo: float, hi: float) -> str:
-    if math.isnan(mean):
-        return "-"
-    if math.isnan(lo):
-        return f"{mean:.4g}"
-    return f"{mean:.4g} [{lo:.4g}, {hi:.4g}]"
+def format_tables(summary: Any, x_label: str = "x", width: int | None = None) -> str:
+    """One text table per metric: a row per point, a column per agent, ``mean [95% CI]``.
 
-
-def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [
-        max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h))
-        for i, h in enumerate(header)
-    ]
-    line = "  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(out)
-
-
-def format_tables(summary: Any, x_label: str = "x") -> str:
-    """One text table per metric: a row per point, a column per agent, ``mean [95% CI]``."""
+    Figures to 3 significant digits; a table wider than ``width`` (default: the
+    terminal's, :func:`topk_bench.tables.terminal_width`) is split into narrower tables
+    that repeat the panel and x columns (:func:`topk_bench.tables.text_table`).
+    """
     blocks = []
     for metric, mdf in summary.groupby("metric", sort=False):
         agents = list(dict.fromkeys(mdf["agent"]))
         rows = []
         for _point, pdf in mdf.groupby("point", sort=False):
             first = pdf.iloc[0]
-            cells = {r.agent: _cell(r.mean, r.ci_low, r.ci_high) for r in pdf.itertuples()}
+            cells = {r.agent: interval(r.mean, r.ci_low, r.ci_high) for r in pdf.itertuples()}
             ns = sorted(set(pdf["n"]))
             rows.append(
                 [
@@ -239,11 +230,14 @@ def format_tables(summary: Any, x_label: str = "x") -> str:
                 ]
             )
         header = ["panel", x_label, *agents, "n"]
-        blocks.append(f"{metric}: mean [95% CI]\n" + _text_table(header, rows))
+        table = text_table(header, rows, keys=2, width=width)
+        blocks.append(f"{metric}: mean [95% CI]\n" + table)
     return "\n\n".join(blocks)
 
 
-def ratio_table(summary: Any, ratio: Mapping[str, Any], x_label: str = "x") -> str:
+def ratio_table(
+    summary: Any, ratio: Mapping[str, Any], x_label: str = "x", width: int | None = None
+) -> str:
     """Ratios of means to a reference point of the same panel and agent (e.g. speedups).
 
     ``ratio = {metric, reference_x, name}``: ``name`` at a point is
@@ -259,16 +253,21 @@ def ratio_table(summary: Any, ratio: Mapping[str, Any], x_label: str = "x") -> s
         cells = {}
         for r in pdf.itertuples():
             base = refmean.get(r.agent, math.nan)
-            cells[r.agent] = f"{base / r.mean:.3g}" if r.mean and not math.isnan(base) else "-"
+            cells[r.agent] = sig(base / r.mean) if r.mean and not math.isnan(base) else "-"
         rows.append([str(panel), str(pdf.iloc[0]["x"]), *(cells.get(a, "") for a in agents)])
     header = ["panel", x_label, *agents]
-    return f"{name} ({metric} at {x_label}={ref_x} / {metric})\n" + _text_table(header, rows)
+    title = wrap(f"{name} ({metric} at {x_label}={ref_x} / {metric})", width)
+    return title + "\n" + text_table(header, rows, keys=2, width=width)
 
 
 def summarize_dir(
-    root: str | os.PathLike[str], metrics: Sequence[str] | None = None, write: bool = True
+    root: str | os.PathLike[str],
+    metrics: Sequence[str] | None = None,
+    write: bool = True,
+    width: int | None = None,
 ) -> str:
-    """Summarise a results directory; write ``summary.csv`` there; return the text tables."""
+    """Summarise a results directory; write ``summary.csv`` there (full precision); return
+    the text tables (:func:`format_tables`, no wider than ``width`` where they can be)."""
     from topk_bench.store import ResultStore, read_results
 
     store = ResultStore(root)
@@ -285,9 +284,9 @@ def summarize_dir(
         summary.to_csv(Path(root) / "summary.csv", index=False)
     x_label = manifest.get("x_label", "x")
     title = f"{manifest.get('name', Path(root).name)}: {len(df)} episodes"
-    text = title + "\n\n" + format_tables(summary, x_label)
+    text = wrap(title, width) + "\n\n" + format_tables(summary, x_label, width)
     ratio = (manifest.get("summary") or {}).get("ratio")
     if ratio:
         ratio_summary = summary if ratio["metric"] in metrics else summarize(df, [ratio["metric"]])
-        text += "\n\n" + ratio_table(ratio_summary, ratio, x_label)
+        text += "\n\n" + ratio_table(ratio_summary, ratio, x_label, width)
     return text

@@ -15,7 +15,7 @@ One concern per module, imported in this order (each imports only modules above 
 | ``evaluation`` | held-out evaluation, ``Summary``, ``compare`` | - |
 | ``callbacks`` | progress, time limits, periodic validation | SB3 |
 | ``imitation`` | DAgger: fit a policy to a prior-aware teacher (KG*, the exact DP) | torch, SB3 |
-| ``exact`` | a trained policy as a level policy (``agents.bayes_exact`` evaluates it) | torch |
+| ``exact`` | a trained policy as a level policy (``agents.bayesian.exact`` evaluates it) | torch |
 | ``training`` | ``train``, ``TrainResult`` | torch, SB3 |
 | ``cli`` | ``add_train_arguments``, ``train_from_args`` | torch, SB3 |
 

@@ -8,23 +8,26 @@ so the benchmark runner gives it the same seeds and the same episodes:
   policy was trained with) and reduced to the keys of the policy's observation space
   (a ``phase`` the play env does not have is 0: it never reaches an answer step);
 * the raw action becomes a pull vector: a scalar action (a ``TopK-v0`` policy) is a
-  one-pull vector, ``n_arms`` (the fixed-confidence stop action) the all-zero stop
-  vector;
+  one-pull vector, ``n_arms`` (the stop action) the all-zero stop vector;
 * the pull vector is mapped into the *play* env's action set with the env's own rule,
   :func:`bandit_envs.top_k_batch.project_pulls` (what ``invalid_action="project"``
   does): on ``TopK-Batch-v0`` with the play env's ``repeat_limit`` and the cap
   ``min(batch_size, pulls left)`` (the pulls left come from the problem's budget and
   the observed counts); on ``TopK-v0`` (``problem.action_format == "arm"``) with
-  ``b = r = 1``, and the one pulled arm is the action (stop: ``n_arms`` in fixed
-  confidence; ``TopK-v0`` cannot stop in fixed budget, so the least-pulled arm is
-  pulled, ties to the lower index);
+  ``b = r = 1``, and the one pulled arm is the action (none: the stop action
+  ``n_arms``);
 * at the answer step a policy that was not trained to answer (``answer="empirical"``,
   the default for scalar policies) answers with the ``k`` highest empirical means, and
   a policy's own answer vector is mapped to ``k`` arms by
   :func:`bandit_envs.top_k_batch.project_answer`; a policy trained for a family with a
   known Beta prior (``answer="posterior"``, ``prior=(a, b)``) answers with the ``k``
   largest posterior means, the Bayes-optimal answer for aggregate regret
-  (:mod:`agents.beta_prior`).
+  (:mod:`agents.bayesian.beta_prior`);
+* a policy that cannot see the answer phase (its observation space has no ``phase``
+  key, or its ``obs_transform`` drops it: trained on ``answer="empirical"``) never
+  learned to answer. On an env with an answer step, ``answer="auto"`` then answers with
+  the empirical top k and warns once (``UserWarning``); ``answer="policy"`` is refused
+  (``ValueError`` at ``reset``).
 
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
@@ -33,13 +36,16 @@ Every action that had to be changed to be valid is counted: ``agent.projections`
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent
-from agents.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
+from agents.bayesian.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
+from agents.registry import register_loader
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
 from bandit_envs.top_k_batch import project_answer, project_pulls
@@ -54,10 +60,12 @@ class PolicyAgent(Agent):
         policy: a callable ``obs -> action``, or an object with
             ``predict(obs, deterministic=...)`` (stable-baselines3 models).
         deterministic: passed to ``predict``.
-        answer: ``"policy"`` (the policy's action at the answer step marks the set),
-            ``"empirical"`` (top-k empirical means), ``"posterior"`` (top-k posterior
-            means under ``prior``; Bernoulli arms), or ``"auto"``: empirical for scalar
-            (``TopK-v0``) policies, the policy's own otherwise.
+        answer: ``"policy"`` (the policy's action at the answer step marks the set;
+            refused for a policy that cannot see the answer phase), ``"empirical"``
+            (top-k empirical means), ``"posterior"`` (top-k posterior means under
+            ``prior``; Bernoulli arms), or ``"auto"``: empirical for scalar
+            (``TopK-v0``) policies and for policies that cannot see the answer phase
+            (with a warning), the policy's own otherwise.
         obs_transform: applied to each observation before the policy sees it.
         name: the name results are reported under.
         seed: seeds the tie-breaking of empirical answers.
@@ -107,6 +115,8 @@ class PolicyAgent(Agent):
         self._keys = tuple(space.spaces) if hasattr(space, "spaces") else None
         self.projections = self.decisions = 0
         self.total_projections = self.total_decisions = 0
+        self._blind_answer = False  # auto, on a policy that cannot see the phase: empirical
+        self._warned = False
 
     # --------------------------------------------------------------- protocol
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
@@ -116,8 +126,45 @@ class PolicyAgent(Agent):
             raise ValueError(f"problem.action_format={fmt!r} must be 'pulls' or 'arm'")
         if self.prior is not None:
             check_bernoulli(problem, self.name)
+        self._blind_answer = False
+        if getattr(problem, "answer", "empirical") == "agent" and not self.sees_phase:
+            self._refuse_or_warn_blind_answer()
         super().reset(problem, seed=seed)
         self.projections = self.decisions = 0
+
+    @property
+    def sees_phase(self) -> bool:
+        """Whether the policy's input tells the answer step from a sampling step.
+
+        False when the policy's observation space is a ``Dict`` without ``phase`` or
+        its ``obs_transform`` has ``phase=False`` (a policy trained on an env with
+        ``answer="empirical"``); a callable on the raw observation sees it.
+        """
+        if self._keys is not None and "phase" not in self._keys:
+            return False
+        phase = getattr(self.obs_transform, "phase", None)
+        return phase is None or bool(phase)
+
+    def _refuse_or_warn_blind_answer(self) -> None:
+        if self.answer == "policy":
+            raise ValueError(
+                f"answer='policy' but policy {self.name!r} cannot see the answer phase (its "
+                "observation has no 'phase': it was trained with answer='empirical'), so its "
+                "answer was never trained; use answer='empirical' (or 'auto')"
+            )
+        if self.answer != "auto":
+            return
+        self._blind_answer = True
+        action_space = getattr(self.policy, "action_space", None)
+        if not self._warned and getattr(action_space, "shape", None) != ():  # not TopK-v0's
+            warnings.warn(
+                f"policy {self.name!r} cannot see the answer phase (its observation has no "
+                "'phase': it was trained with answer='empirical'); answer='auto' answers "
+                "with the k highest empirical means instead of its untrained answer",
+                UserWarning,
+                stacklevel=3,
+            )
+            self._warned = True
 
     @property
     def projection_rate(self) -> float:
@@ -197,12 +244,7 @@ class PolicyAgent(Agent):
         if getattr(p, "action_format", "pulls") == "arm":  # TopK-v0: the batch model with b = r = 1
             one = project_pulls(vector, 1, 1)
             arms = np.flatnonzero(one)
-            if arms.size:
-                arm = int(arms[0])
-            elif p.setting == "fixed_confidence":
-                arm = p.n_arms  # the stop action
-            else:  # TopK-v0 cannot stop early in fixed budget: pull the least-pulled arm
-                arm = int(np.argmin(np.asarray(observation["counts"])))
+            arm = int(arms[0]) if arms.size else p.n_arms  # (none: the stop action)
             wanted = np.zeros(p.n_arms, dtype=np.int64)
             if arm < p.n_arms:
                 wanted[arm] = 1
@@ -217,7 +259,7 @@ class PolicyAgent(Agent):
     def _answer_action(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, bool]:
         """The answer step: ``k`` marked arms, and whether the policy's answer was projected."""
         n, k = self.problem.n_arms, self.problem.k
-        if self.answer == "empirical":
+        if self.answer == "empirical" or self._blind_answer:
             return self._empirical_answer(observation), False
         if self.answer == "posterior":
             assert self.prior is not None
@@ -255,7 +297,9 @@ class PolicyAgent(Agent):
 
         A model saved by :func:`agents.learned.saving.save_policy` carries its
         observation transform and how it plays (answer rule, sampling); explicit
-        ``kwargs`` win.
+        ``kwargs`` win. ``path`` may omit ``.zip``. A missing file is a
+        ``FileNotFoundError`` naming ``path``; a model saved by another algorithm than
+        ``algo`` (:func:`agents.learned.metadata.saved_algo`) a ``ValueError``.
         """
         try:
             import stable_baselines3 as sb3
@@ -264,13 +308,16 @@ class PolicyAgent(Agent):
                 "loading a learned policy needs stable-baselines3: "
                 "pip install 'topk-bandit-envs[rl]'"
             ) from err
-        from agents.learned.metadata import saved_agent_kwargs
+        from agents.learned.metadata import check_saved_algo, model_file, saved_agent_kwargs
 
+        name = f"{algo}:{path}"
+        path = model_file(path)
+        check_saved_algo(path, algo)
         model_cls = getattr(sb3, algo.upper())
         model = model_cls.load(path, device="cpu")
         for key, value in saved_agent_kwargs(model, path).items():
             kwargs.setdefault(key, value)
-        kwargs.setdefault("name", f"{algo}:{path}")
+        kwargs.setdefault("name", name)
         if not kwargs.get("deterministic", True):
             kwargs.pop("deterministic")
             return SampledPolicyAgent(model, **kwargs)
@@ -314,3 +361,12 @@ class SampledPolicyAgent(PolicyAgent):
             dtype=np.int64,
         )
         return action if isinstance(dist, list) else action.reshape(())
+
+
+def _register_loaders() -> None:
+    """``agents.make("ppo:PATH")`` (also ``a2c:``, ``dqn:``) loads a saved model."""
+    for algo in ("ppo", "a2c", "dqn"):
+        register_loader(algo, functools.partial(PolicyAgent.load, algo), PolicyAgent)
+
+
+_register_loaders()

@@ -1,4 +1,10 @@
-"""Command-line options of :func:`agents.learned.training.train` (``topk-bench train``)."""
+"""Command-line options of :func:`agents.learned.training.train` (``topk-bench train``).
+
+:func:`add_train_arguments` adds them to a parser, :func:`train_from_args` trains with
+them and, with ``--compare``, compares the policy with scripted agents on held-out
+episodes (:func:`compare_from_args`); ``topk-bench train`` and
+``examples/train_ppo.py`` are both this.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,21 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from agents.learned.algos import ALGOS
-from agents.learned.families import PRESETS
-from agents.learned.training import TrainResult, train
+import gymnasium as gym
 
-__all__ = ["add_train_arguments", "parse_env", "train_from_args"]
+from agents.learned.algos import ALGOS
+from agents.learned.evaluation import TABLE_HEADER, Summary, compare
+from agents.learned.families import PRESETS, preset_kwargs, training_kwargs
+from agents.learned.training import TrainConfig, TrainResult, train
+from agents.registry import available, make
+
+__all__ = [
+    "add_train_arguments",
+    "check_train_args",
+    "compare_from_args",
+    "parse_env",
+    "train_from_args",
+]
 
 
 def add_train_arguments(parser: Any) -> Any:
@@ -86,7 +102,38 @@ def add_train_arguments(parser: Any) -> Any:
         "--keep-best", action="store_true", help="also save the best evaluated model"
     )
     parser.add_argument("--progress", action="store_true", help="show a progress bar")
+    parser.add_argument(
+        "--compare",
+        default="",
+        metavar="AGENTS",
+        help="comma-separated scripted agents (agents.make names) to compare with the trained "
+        "policy on the same held-out episodes, e.g. uniform,sar,batch_sar",
+    )
+    parser.add_argument(
+        "--test-episodes", type=int, default=200, help="held-out episodes for --compare"
+    )
     return parser
+
+
+def check_train_args(args: Any) -> tuple[str, dict[str, Any]]:
+    """The env id and kwargs of ``--preset`` and ``--env``, checked before any training.
+
+    Raises:
+        ValueError: a bad ``--env`` item, kwargs the environment refuses (for example
+            a preset's budget that ``--env max_batches=...`` makes unspendable), or a
+            ``--compare`` name that is not an agent; the message names the value.
+    """
+    env_id, env_kwargs = preset_kwargs(args.preset, parse_env(args.env))
+    kwargs = training_kwargs(env_id, env_kwargs)
+    gym.make(env_id, disable_env_checker=True, **kwargs).close()  # the env's own checks
+    names = [name for name in getattr(args, "compare", "").split(",") if name]
+    unknown = [name for name in names if name not in available() and ":" not in name]
+    if unknown:
+        raise ValueError(
+            f"--compare {','.join(unknown)}: not agent names (agents.available(): "
+            f"{', '.join(available())})"
+        )
+    return env_id, env_kwargs
 
 
 def parse_env(items: Iterable[str]) -> dict[str, Any]:
@@ -104,12 +151,15 @@ def parse_env(items: Iterable[str]) -> dict[str, Any]:
 
 
 def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> TrainResult:
-    """Run :func:`train` with the options of :func:`add_train_arguments`."""
-    env_id, preset = PRESETS[args.preset]
-    env_kwargs = {**preset, **parse_env(args.env)}
+    """Run :func:`train` with the options of :func:`add_train_arguments`.
+
+    With ``--compare``, then play the trained policy and the named scripted agents on
+    the same ``--test-episodes`` held-out seeds (:func:`compare_from_args`).
+    """
+    env_id, env_kwargs = check_train_args(args)
     policy = args.policy or ("mlp" if args.algo == "dqn" else "arm-set")
     obs_options = {"features": args.features.split(",")} if args.features else None
-    return train(
+    config = TrainConfig(
         env_id,
         env_kwargs,
         algo=args.algo,
@@ -131,5 +181,28 @@ def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> Tra
         progress_bar=args.progress,
         sample={"auto": None, "yes": True, "no": False}[args.sample],
         backend=args.backend,
-        log=log,
     )
+    result = train(config, log=log)
+    if getattr(args, "compare", ""):
+        compare_from_args(args, result, log)
+    return result
+
+
+def compare_from_args(
+    args: Any, result: TrainResult, log: Callable[[str], None] | None = print
+) -> list[Summary]:
+    """``--compare``: the trained policy and the scripted agents on the same held-out episodes.
+
+    Episodes run on :func:`~agents.learned.families.evaluation_env` of the training
+    family with the seeds ``TEST_SEED0 + j`` (disjoint from training and validation);
+    one Markdown table row per player goes to ``log``.
+    """
+    names = [name for name in args.compare.split(",") if name]
+    env_id, env_kwargs = result.metadata["env_id"], result.metadata["env_kwargs"]
+    players: dict[str, Any] = {args.algo: result.agent()}
+    for name in names:
+        players[name] = lambda name=name: make(name)
+    if log is not None:
+        log(f"\n{args.test_episodes} held-out episodes, same seeds for every agent:")
+        log(TABLE_HEADER)
+    return compare(players, env_id, env_kwargs, args.test_episodes, log=log)

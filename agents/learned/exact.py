@@ -1,6 +1,6 @@
-"""A trained one-pull policy as a level policy for exact evaluation (agents.bayes_exact).
+"""A trained one-pull policy as a level policy for exact evaluation (agents.bayesian.exact).
 
-:meth:`agents.bayes_exact.BetaBernoulliDP.evaluate` takes a Python callable
+:meth:`agents.bayesian.exact.BetaBernoulliDP.evaluate` takes a Python callable
 ``policy(alpha, beta, k, pulls_left) -> weights`` over a whole level of posterior states.
 :func:`level_policy` builds it from a stable-baselines3 policy and its observation
 transform: every state becomes the observation the environment would show after those
@@ -29,7 +29,9 @@ def level_policy(policy: Any, transform: FlatObservation, budget: int, prior: tu
     """``policy(alpha, beta, k, pulls_left) -> weights`` of a greedy one-pull policy.
 
     Args:
-        policy: an SB3 policy (``model.policy``) with a ``Discrete(n)`` action.
+        policy: an SB3 policy (``model.policy``) of ``TopK-v0``: ``Discrete(n + 1)``, whose
+            last action (stop) must never be its greedy choice (a ``ValueError`` says so),
+            or ``Discrete(n)``.
         transform: its observation transform.
         budget: the family's pull budget (``remaining`` is ``pulls_left / budget``).
         prior: the Beta prior ``(a, b)`` of the evaluation (successes are ``alpha - a``).
@@ -50,6 +52,14 @@ def level_policy(policy: Any, transform: FlatObservation, budget: int, prior: tu
         x = torch.as_tensor(transform(obs), dtype=torch.float32)
         with torch.no_grad():
             logits = policy.get_distribution(x).distribution.logits.cpu().numpy()
-        return (logits >= logits.max(axis=1, keepdims=True)).astype(np.float64)
+        n = counts.shape[1]
+        arms = logits[:, :n]
+        if logits.shape[1] > n and np.any(logits[:, n] > arms.max(axis=1)):
+            raise ValueError(
+                f"the policy's greedy action is the stop action (index {n}) with "
+                f"{pulls_left} pulls left; exact evaluation covers policies that spend "
+                "the whole budget"
+            )
+        return (arms >= arms.max(axis=1, keepdims=True)).astype(np.float64)
 
     return weights

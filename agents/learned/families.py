@@ -1,7 +1,8 @@
 """Instance families for learning, and the environment a trained policy is played on.
 
-:data:`PRESETS` are the families of ``learned-vs-scripted``; :func:`training_kwargs`
-checks and completes the ``gym.make`` kwargs of a training family;
+:data:`PRESETS` are the families of ``learned-vs-scripted`` (:func:`preset_kwargs`
+applies overrides to one); :func:`training_kwargs` checks and completes the
+``gym.make`` kwargs of a training family;
 :func:`evaluation_env` gives the benchmark form of a family (``TopK-Batch-v0``,
 ``answer="agent"``, paired), where scripted agents and learned policies play the same
 episodes for the same seeds. No stable-baselines3 or torch here.
@@ -13,7 +14,9 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PRESETS", "evaluation_env", "training_kwargs"]
+from bandit_envs.problem import check_spendable_budget
+
+__all__ = ["PRESETS", "evaluation_env", "preset_kwargs", "training_kwargs"]
 
 #: Instance families for learning (``learned-vs-scripted``): 10 Bernoulli arms with
 #: means drawn from Beta(5, 5) per episode, k = 3, 200 pulls; one pull per step, or
@@ -43,6 +46,41 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
 }
+
+
+def preset_kwargs(
+    name: str, overrides: Mapping[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The env id and ``gym.make`` kwargs of preset ``name`` updated by ``overrides``.
+
+    A preset's budget is kept unless overridden; if the overrides make it impossible to
+    spend (``max_batches`` batches of at most ``min(b, n r)`` pulls hold fewer pulls),
+    the preset is refused with a ``ValueError`` naming the budget, ``max_batches`` and
+    how many pulls fit (the environment refuses such a budget too).
+    """
+    if name not in PRESETS:
+        raise ValueError(f"preset={name!r} must be one of {sorted(PRESETS)}")
+    env_id, preset = PRESETS[name]
+    overrides = dict(overrides or {})
+    kwargs = {**preset, **overrides}
+    budget, max_batches = kwargs.get("budget"), kwargs.get("max_batches")
+    if (
+        "budget" not in overrides
+        and budget is not None
+        and max_batches is not None
+        and kwargs.get("setting", "fixed_budget") == "fixed_budget"
+    ):
+        batch_size = 1 if env_id.endswith("TopK-v0") else kwargs.get("batch_size", 5)
+        repeat = 1 if env_id.endswith("TopK-v0") else kwargs.get("repeat_limit", batch_size)
+        try:
+            check_spendable_budget(
+                budget, max_batches, batch_size, repeat, kwargs.get("n_arms", 10)
+            )
+        except ValueError as err:
+            raise ValueError(
+                f"preset {name!r} sets budget={budget}: {err}; give a budget too (--env budget=N)"
+            ) from None
+    return env_id, kwargs
 
 
 def evaluation_env(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

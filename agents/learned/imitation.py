@@ -1,13 +1,13 @@
 """Imitation of a prior-aware teacher (DAgger), the warm start of a learned policy.
 
 A policy trained from scratch by PPO on a terminal regret learns slowly on the
-``learned-vs-scripted`` family (EXPERIMENTS.md). When the family's means are drawn from
-a known Beta prior, a Bayesian teacher is available whose decision is a function of the
-observation alone: the knowledge gradient (KG*, :func:`agents.knowledge_gradient.kg_values`,
-Frazier, Powell, Dayanik 2008; Frazier & Powell 2010), which reads the posterior from the
-pull counts and empirical means. :func:`imitate` fits the policy to it with DAgger
-(Ross, Gordon, Bagnell, "A reduction of imitation learning and structured prediction to
-no-regret online learning", AISTATS 2011):
+``learned-vs-scripted`` family (docs/experiments/learned-vs-scripted.md). When the family's means
+are drawn from a known Beta prior, a Bayesian teacher is available whose decision is a function of
+the observation alone: the knowledge gradient (KG*,
+:func:`agents.bayesian.knowledge_gradient.kg_values`, Frazier, Powell, Dayanik 2008; Frazier &
+Powell 2010), which reads the posterior from the pull counts and empirical means. :func:`imitate`
+fits the policy to it with DAgger (Ross, Gordon, Bagnell, "A reduction of imitation learning and
+structured prediction to no-regret online learning", AISTATS 2011):
 
 1. iteration 0 plays the teacher; iteration ``i > 0`` plays the current policy (its most
    likely action), in ``episodes`` episodes of the training family each;
@@ -20,7 +20,7 @@ no-regret online learning", AISTATS 2011):
 The teacher is queried on the states the *learner* visits, so the policy learns to
 recover from its own mistakes (DAgger's point). A second teacher, ``"dp"``
 (:func:`dp_teacher`), is the Bayes-optimal policy itself on tiny families (the exact
-dynamic program of :mod:`agents.bayes_exact`); it labels a state with its tied optimal
+dynamic program of :mod:`agents.bayesian.exact`); it labels a state with its tied optimal
 arms as a distribution (uniform over them), and the fit's cross-entropy is then taken
 against that distribution (iteration 0 plays an arm drawn from it). Only one-pull
 families (``TopK-v0``: a ``Discrete`` action) are supported: both teachers pull one arm
@@ -41,8 +41,8 @@ from gymnasium import spaces
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.bayes_dp import solved
-from agents.knowledge_gradient import kg_choice
+from agents.bayesian.bayes_dp import solved
+from agents.bayesian.knowledge_gradient import kg_choice
 from bandit_envs.wrappers import FlatObservation
 
 __all__ = ["TEACHERS", "ImitationSettings", "dp_teacher", "imitate", "kg_teacher"]
@@ -58,8 +58,8 @@ def kg_teacher(
 ) -> np.ndarray:
     """KG*'s arm for each row (one env per row; ties at random), as ``agents.make("kg")``.
 
-    The decision of :class:`agents.knowledge_gradient.KnowledgeGradient`
-    (:func:`~agents.knowledge_gradient.kg_choice`: its values, its tie tolerance 1e-12).
+    The decision of :class:`agents.bayesian.knowledge_gradient.KnowledgeGradient`
+    (:func:`~agents.bayesian.knowledge_gradient.kg_choice`: its values, its tie tolerance 1e-12).
     """
     a, b = prior
     counts = np.asarray(counts, dtype=np.float64)
@@ -81,8 +81,8 @@ def dp_teacher(
 ) -> np.ndarray:
     """The Bayes-optimal arms for each row: a row of weights, uniform over the tied arms.
 
-    The exact DP of the family (:class:`agents.bayes_exact.BetaBernoulliDP`, through
-    :func:`agents.bayes_dp.solved`; the budget is the row's pulls made plus
+    The exact DP of the family (:class:`agents.bayesian.exact.BetaBernoulliDP`, through
+    :func:`agents.bayesian.bayes_dp.solved`; the budget is the row's pulls made plus
     ``pulls_left``), solved once per family and kept: the arms whose values are within
     1e-12 of the best share the row (the ``bayes_dp`` agent draws one of them). Tiny
     families only (the DP's limit on posterior states). ``rng`` is not used.
@@ -232,7 +232,9 @@ def _collect(
             if target.ndim == 1:
                 same += int(np.sum(action == target))
             else:  # the policy's arm is one of the teacher's
-                same += int(np.sum(target[np.arange(len(target)), action] > 0))
+                arm = action < target.shape[1]  # the stop action is never the teacher's
+                rows = np.arange(len(target))
+                same += int(np.sum(arm & (target[rows, np.where(arm, action, 0)] > 0)))
             total += len(target)
         obs, _, dones, _ = venv.step(np.asarray(action))
         done_episodes += int(np.sum(dones))
@@ -254,7 +256,10 @@ def _cross_entropy(dist: Any, y: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of the teacher's arms (an arm, or weights over the arms)."""
     if y.ndim == 1:
         return -dist.log_prob(y).mean()
-    return -(y * dist.distribution.logits).sum(dim=-1).mean()
+    logits = dist.distribution.logits
+    if y.shape[-1] < logits.shape[-1]:  # the stop action (index n_arms): weight 0
+        y = torch.nn.functional.pad(y, (0, logits.shape[-1] - y.shape[-1]))
+    return -(y * logits).sum(dim=-1).mean()
 
 
 def _loss(policy: Any, x: np.ndarray, y: np.ndarray) -> float:

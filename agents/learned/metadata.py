@@ -10,6 +10,7 @@ into ``PolicyAgent`` keyword arguments. No stable-baselines3 or torch here.
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,12 @@ from bandit_envs.wrappers import FlatObservation, transform_from_config
 __all__ = [
     "METADATA_FORMAT",
     "METADATA_VERSION",
+    "check_saved_algo",
     "jsonable",
+    "model_file",
     "policy_metadata",
     "saved_agent_kwargs",
+    "saved_algo",
     "sidecar_path",
 ]
 
@@ -90,3 +94,74 @@ def saved_agent_kwargs(model: Any, path: str | Path | None = None) -> dict[str, 
         out["obs_transform"] = transform_from_config(meta["obs_transform"])
     out.update(meta.get("policy_agent", {}))
     return out
+
+
+def model_file(path: str | Path) -> Path:
+    """The saved model ``path`` names: ``path`` itself, else ``path + ".zip"``.
+
+    (stable-baselines3's convention: ``PPO.load("model")`` reads ``model.zip``.)
+    Raises ``FileNotFoundError`` naming the path as given (and the ``.zip`` tried).
+    """
+    p = Path(path)
+    if p.is_file():
+        return p
+    if p.suffix != ".zip":
+        with_zip = p.with_name(p.name + ".zip")
+        if with_zip.is_file():
+            return with_zip
+        raise FileNotFoundError(f"model file {str(p)!r} does not exist (nor {str(with_zip)!r})")
+    raise FileNotFoundError(f"model file {str(p)!r} does not exist")
+
+
+#: Hyperparameters only one algorithm saves (stable-baselines3's ``data`` entry).
+_OWN_KEYS = {"ppo": ("clip_range",), "dqn": ("exploration_initial_eps", "target_update_interval")}
+
+
+def saved_algo(path: str | Path) -> tuple[str, str] | None:
+    """``(algo, evidence)``: which algorithm saved the model ``path``, and how it is known.
+
+    In order: the metadata inside the zip (``topk_policy["algo"]``, written by
+    :func:`agents.learned.saving.save_policy`), the JSON sidecar's ``algo``, else the
+    hyperparameters stable-baselines3 saved in the zip's ``data`` (only PPO saves
+    ``clip_range``, only DQN ``exploration_initial_eps``; A2C saves ``n_steps`` and
+    neither). ``None`` if none of these tells (not a zip, another algorithm).
+    """
+    path = Path(path)
+    data: dict[str, Any] = {}
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        pass
+    meta = data.get("topk_policy")
+    if isinstance(meta, Mapping) and isinstance(meta.get("algo"), str):
+        return meta["algo"], "its metadata"
+    side = sidecar_path(path)
+    if side.is_file():
+        try:
+            algo = json.loads(side.read_text()).get("algo")
+        except (OSError, ValueError, AttributeError):
+            algo = None
+        if isinstance(algo, str):
+            return algo, f"its metadata sidecar {side}"
+    for algo, keys in _OWN_KEYS.items():
+        if any(key in data for key in keys):
+            return algo, "its saved hyperparameters"
+    if "n_steps" in data:
+        return "a2c", "its saved hyperparameters"
+    return None
+
+
+def check_saved_algo(path: str | Path, algo: str) -> None:
+    """Raise ``ValueError`` if the model ``path`` was saved by another algorithm than ``algo``.
+
+    (stable-baselines3 would load a PPO zip as A2C without a word: both have the same
+    policy network.)
+    """
+    found = saved_algo(path)
+    if found is not None and found[0] != algo.lower():
+        saved, evidence = found
+        raise ValueError(
+            f"{path} holds a {saved.upper()} model ({evidence}), not {algo.upper()}: load it "
+            f"as '{saved}:{path}'"
+        )

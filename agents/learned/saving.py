@@ -11,7 +11,12 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 
 from agents.learned.adapter import PolicyAgent, SampledPolicyAgent
 from agents.learned.algos import ALGOS
-from agents.learned.metadata import saved_agent_kwargs, sidecar_path
+from agents.learned.metadata import (
+    check_saved_algo,
+    model_file,
+    saved_agent_kwargs,
+    sidecar_path,
+)
 from bandit_envs.wrappers import FlatObservation
 
 __all__ = ["load_policy", "policy_agent", "save_policy"]
@@ -50,11 +55,14 @@ def load_policy(path: str | Path, algo: str | None = None, **kwargs: Any) -> Pol
     """Load a model saved by :func:`save_policy` as a ``PolicyAgent`` (CPU).
 
     ``algo`` defaults to the one in the metadata; ``kwargs`` override the stored
-    ``PolicyAgent`` arguments. The agent runs the network on one observation per step:
+    ``PolicyAgent`` arguments. ``path`` may omit ``.zip``; a missing file is a
+    ``FileNotFoundError`` naming ``path``, a model saved by another algorithm than
+    ``algo`` a ``ValueError``. The agent runs the network on one observation per step:
     call ``torch.set_num_threads(1)`` first (with more threads each call is several
     times slower, about 10x on a busy 2-core machine).
     """
-    path = Path(path)
+    given = path
+    path = model_file(path)
     if algo is None:
         side = sidecar_path(path)
         if not side.exists():
@@ -62,10 +70,11 @@ def load_policy(path: str | Path, algo: str | None = None, **kwargs: Any) -> Pol
         algo = json.loads(side.read_text())["algo"]
     if algo not in ALGOS:
         raise ValueError(f"algo={algo!r} must be one of {sorted(ALGOS)}")
+    check_saved_algo(path, algo)
     model = ALGOS[algo].load(path, device="cpu")
     params = saved_agent_kwargs(model, path)
     params.update(kwargs)
-    params.setdefault("name", f"{algo}:{path}")
+    params.setdefault("name", f"{algo}:{given}")
     transform = params.pop("obs_transform", None)
     answer = params.pop("answer", "auto")
     return policy_agent(model, transform, answer, **params)

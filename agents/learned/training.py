@@ -1,6 +1,7 @@
 """Training a stable-baselines3 policy on a ``TopK`` family: :func:`train`.
 
-:func:`train` is what ``examples/train_ppo.py`` and ``topk-bench train`` call
+:func:`train` (with a :class:`TrainConfig`) is what ``examples/train_ppo.py`` and
+``topk-bench train`` call
 (:mod:`agents.learned.cli` gives a CLI the same options). It builds a vector
 environment (:func:`~agents.learned.vec_env.make_training_env`), normalises the
 observation with :class:`bandit_envs.wrappers.FlatObservation`, trains PPO or A2C with
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from agents.learned.saving import policy_agent, save_policy
 from agents.learned.vec_env import VecFlatObservation, make_training_env
 from bandit_envs.wrappers import FlatObservation
 
-__all__ = ["TrainResult", "train"]
+__all__ = ["TrainConfig", "TrainResult", "train"]
 
 
 @dataclass
@@ -69,38 +70,11 @@ class TrainResult:
         return policy_agent(self.model, self.transform, stored["answer"], **kwargs)
 
 
-def train(
-    env_id: str = "TopK-v0",
-    env_kwargs: Mapping[str, Any] | None = None,
-    *,
-    algo: str = "ppo",
-    policy: str = "arm-set",
-    total_timesteps: int = 200_000,
-    num_envs: int = 8,
-    seed: int = 0,
-    obs_options: Mapping[str, Any] | None = None,
-    algo_kwargs: Mapping[str, Any] | None = None,
-    reward_scale: float = 10.0,
-    prior: tuple[float, float] | None = None,
-    reward: str = "env",
-    imitate: Mapping[str, Any] | None = None,
-    eval_every: int | None = None,
-    eval_episodes: int = 200,
-    save_path: str | Path | None = None,
-    keep_best: bool = False,
-    max_seconds: float | None = None,
-    max_cpu_seconds: float | None = None,
-    sample: bool | None = None,
-    progress_bar: bool = False,
-    backend: str = "auto",
-    torch_threads: int | None = 1,
-    verbose: int = 0,
-    log: Callable[[str], None] | None = print,
-    callbacks: Sequence[BaseCallback] = (),
-) -> TrainResult:
-    """Train ``algo`` on a ``TopK`` family and (optionally) save it.
+@dataclass(frozen=True)
+class TrainConfig:
+    """What :func:`train` trains, for how long, how it is evaluated and where it is saved.
 
-    Args:
+    Attributes:
         env_id: ``"TopK-v0"`` or ``"TopK-Batch-v0"`` (or a key of :data:`PRESETS`,
             whose kwargs are then updated by ``env_kwargs``).
         env_kwargs: ``gym.make`` kwargs of the family (``shuffle=True`` by default).
@@ -134,7 +108,7 @@ def train(
             lowest validation regret in the mode it would play (see ``sample``).
         max_seconds: stop training after this wall-clock time.
         max_cpu_seconds: stop training after this much CPU time of this process
-            (a budget that holds on a busy machine; evaluation is not counted).
+            (a budget that holds on a shared machine; evaluation is not counted).
         sample: how the saved policy plays: ``False`` SB3's most likely action,
             ``True`` seeded sampling (``SampledPolicyAgent``), ``None``: both are
             evaluated and logged, and the final model samples only if its validation
@@ -145,129 +119,141 @@ def train(
         backend: vector env backend (see :func:`~agents.learned.vec_env.make_training_env`).
         torch_threads: ``torch.set_num_threads`` (``None``: leave as is).
         verbose: SB3 verbosity.
+
+    A bad value is a ``ValueError`` naming it, raised when the config is built.
+    :meth:`from_mapping` builds one from a dict (a ``[[train]]`` table, CLI options).
+    """
+
+    env_id: str = "TopK-v0"
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    algo: str = "ppo"
+    policy: str = "arm-set"
+    total_timesteps: int = 200_000
+    num_envs: int = 8
+    seed: int = 0
+    obs_options: Mapping[str, Any] | None = None
+    algo_kwargs: Mapping[str, Any] | None = None
+    reward_scale: float = 10.0
+    prior: tuple[float, float] | None = None
+    reward: str = "env"
+    imitate: Mapping[str, Any] | None = None
+    eval_every: int | None = None
+    eval_episodes: int = 200
+    save_path: str | Path | None = None
+    keep_best: bool = False
+    max_seconds: float | None = None
+    max_cpu_seconds: float | None = None
+    sample: bool | None = None
+    progress_bar: bool = False
+    backend: str = "auto"
+    torch_threads: int | None = 1
+    verbose: int = 0
+
+    def __post_init__(self) -> None:
+        if self.env_id in PRESETS:  # a preset: its env id, its kwargs under ours
+            env_id, preset = PRESETS[self.env_id]
+            object.__setattr__(self, "env_id", env_id)
+            object.__setattr__(self, "env_kwargs", {**preset, **dict(self.env_kwargs or {})})
+        object.__setattr__(self, "algo", self.algo.lower())
+        if self.algo not in ALGOS:
+            raise ValueError(f"algo={self.algo!r} must be one of {sorted(ALGOS)}")
+        if self.algo == "dqn" and not self.env_id.endswith("TopK-v0"):
+            raise ValueError("DQN needs a Discrete action space: use env_id='TopK-v0'")
+        if self.policy not in ("arm-set", "mlp"):
+            raise ValueError(f"policy={self.policy!r} must be 'arm-set' or 'mlp'")
+        if self.policy == "arm-set" and self.algo == "dqn":
+            raise ValueError(
+                "policy='arm-set' is an actor-critic policy (PPO, A2C); use policy='mlp' for DQN"
+            )
+        if self.reward not in ("env", "posterior"):
+            raise ValueError(f"reward={self.reward!r} must be 'env' or 'posterior'")
+        if self.reward == "posterior" and self.prior is None:
+            raise ValueError("reward='posterior' needs prior=(a, b)")
+        if self.imitate is not None and (self.prior is None or not self.env_id.endswith("TopK-v0")):
+            raise ValueError("imitate= needs prior=(a, b) and a one-pull family (TopK-v0)")
+        if self.prior is not None:
+            object.__setattr__(self, "prior", tuple(float(v) for v in self.prior))
+        for name in ("total_timesteps", "eval_episodes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}={value!r} must be an integer >= 0")
+        if (
+            isinstance(self.num_envs, bool)
+            or not isinstance(self.num_envs, int)
+            or self.num_envs < 1
+        ):
+            raise ValueError(f"num_envs={self.num_envs!r} must be an integer >= 1")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> TrainConfig:
+        """A config from a dict of its fields; an unknown key is a ``ValueError`` naming it."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown training options {unknown} (known: {sorted(known)})")
+        return cls(**dict(values))
+
+
+def train(
+    config: TrainConfig,
+    *,
+    log: Callable[[str], None] | None = print,
+    callbacks: Sequence[BaseCallback] = (),
+) -> TrainResult:
+    """Train ``config.algo`` on ``config``'s family and (optionally) save it.
+
+    Args:
+        config: what to train (:class:`TrainConfig`).
         log: where progress lines go (``None``: nowhere).
         callbacks: more stable-baselines3 callbacks (e.g. progress reporting).
     """
-    if env_id in PRESETS:
-        env_id, preset = PRESETS[env_id]
-        env_kwargs = {**preset, **dict(env_kwargs or {})}
-    algo = algo.lower()
-    if algo not in ALGOS:
-        raise ValueError(f"algo={algo!r} must be one of {sorted(ALGOS)}")
-    if algo == "dqn" and not env_id.endswith("TopK-v0"):
-        raise ValueError("DQN needs a Discrete action space: use env_id='TopK-v0'")
-    if torch_threads is not None:
-        torch.set_num_threads(torch_threads)
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"train() takes a TrainConfig, not {type(config).__name__}")
+    if config.torch_threads is not None:
+        torch.set_num_threads(config.torch_threads)
     say = log or (lambda _msg: None)
-    kwargs = training_kwargs(env_id, env_kwargs)
-    if reward == "posterior" and prior is None:
-        raise ValueError("reward='posterior' needs prior=(a, b)")
-    dagger = ImitationSettings.from_mapping(imitate) if imitate is not None else None
-    if dagger is not None and (prior is None or not env_id.endswith("TopK-v0")):
-        raise ValueError("imitate= needs prior=(a, b) and a one-pull family (TopK-v0)")
-    options = dict(obs_options or {})
-    if prior is not None:
-        given = options.setdefault("prior", prior)
-        if [float(v) for v in given] != [float(v) for v in prior]:
-            raise ValueError(f"obs_options prior={given!r} is not prior={prior!r}")
-    probe = gym.make(env_id, **kwargs)
-    transform = FlatObservation.from_env(probe, **options)
-    probe.close()
-    venv, transform, backend_used = make_training_env(
-        env_id,
-        num_envs,
-        seed=seed,
-        env_kwargs=kwargs,
-        transform=transform,
-        backend=backend,
-        reward_scale=reward_scale,
-        reward=reward,
-    )
-    if policy not in ("arm-set", "mlp"):
-        raise ValueError(f"policy={policy!r} must be 'arm-set' or 'mlp'")
-    if policy == "arm-set" and algo == "dqn":
-        raise ValueError(
-            "policy='arm-set' is an actor-critic policy (PPO, A2C); use policy='mlp' for DQN"
-        )
-    params = {**ALGO_DEFAULTS[algo], **dict(algo_kwargs or {})}
-    if policy == "arm-set":
-        policy_cls: Any = ArmSetPolicy
-        params["policy_kwargs"] = {
-            "n_arms": transform.n_arms,
-            "arm_features": len(transform.features),
-            **params.get("policy_kwargs", {}),
-        }
-    else:
-        policy_cls = "MlpPolicy"
-        params["policy_kwargs"] = {"net_arch": [128, 128], **params.get("policy_kwargs", {})}
-    if algo == "ppo":
-        # one update per n_steps * num_envs steps; keep the minibatch within it
-        params["batch_size"] = min(params["batch_size"], params["n_steps"] * num_envs)
-    model = ALGOS[algo](policy_cls, venv, seed=seed, device="cpu", verbose=verbose, **params)
+    kwargs, transform, venv, backend_used = _training_env(config)
+    model, params = _model(config, venv, transform)
     training_info = {
-        "policy": policy,
+        "policy": config.policy,
         "algo_kwargs": params,
-        "total_timesteps": total_timesteps,
-        "num_envs": num_envs,
-        "seed": seed,
-        "train_env_seeds": f"{seed} ({backend_used}; first reset only, then each env's stream)",
-        "reward_scale": reward_scale,
-        "reward": reward,
+        "total_timesteps": config.total_timesteps,
+        "num_envs": config.num_envs,
+        "seed": config.seed,
+        "train_env_seeds": (
+            f"{config.seed} ({backend_used}; first reset only, then each env's stream)"
+        ),
+        "reward_scale": config.reward_scale,
+        "reward": config.reward,
         "backend": backend_used,
     }
-    metadata = policy_metadata(algo, env_id, kwargs, transform, training_info)
+    metadata = policy_metadata(config.algo, config.env_id, kwargs, transform, training_info)
     agent_kwargs: dict[str, Any] = {}
-    if prior is not None:
+    if config.prior is not None:
         metadata["policy_agent"].update(answer="posterior", prior=list(transform.prior or ()))
         agent_kwargs["prior"] = metadata["policy_agent"]["prior"]
-    eval_id, eval_kwargs = evaluation_env(env_id, kwargs)
-    answer = metadata["policy_agent"]["answer"]
-    save = Path(save_path) if save_path is not None else None
+    save = Path(config.save_path) if config.save_path is not None else None
     best_path = (
-        save.with_name(save.name.removesuffix(".zip") + "-best.zip") if save and keep_best else None
+        save.with_name(save.name.removesuffix(".zip") + "-best.zip")
+        if save and config.keep_best
+        else None
     )
-
-    callbacks = list(callbacks)
-    progress = Progress(total_timesteps, f"{algo} {env_id}") if progress_bar else None
-    if progress is not None:
-        callbacks.append(progress)
-    evaluator = None
-    if eval_episodes > 0:
-        if algo == "dqn" or sample is False:
-            modes = ("deterministic",)
-        else:
-            modes = ("sampled",) if sample else ("deterministic", "sampled")
-        evaluator = PeriodicEval(
-            eval_every or total_timesteps + 1,
-            eval_episodes,
-            eval_id,
-            eval_kwargs,
-            transform,
-            answer,
-            modes,
-            say,
-            progress,
-            best_path,
-            metadata,
-            agent_kwargs,
-        )
-        callbacks.append(evaluator)
-    if max_seconds is not None:
-        callbacks.append(TimeLimit(max_seconds))
-    if max_cpu_seconds is not None:
-        callbacks.append(
-            TimeLimit(
-                max_cpu_seconds,
-                cpu=True,
-                exclude=(lambda: evaluator.cpu_spent) if evaluator else None,
-            )
-        )
+    progress = (
+        Progress(config.total_timesteps, f"{config.algo} {config.env_id}")
+        if config.progress_bar
+        else None
+    )
+    evaluator = _evaluator(
+        config, kwargs, transform, metadata, agent_kwargs, best_path, say, progress
+    )
     say(
-        f"training {algo} on {env_id} {kwargs} with {num_envs} envs ({backend_used}), "
-        f"{total_timesteps} steps" + (f", at most {max_seconds:.0f}s" if max_seconds else "")
+        f"training {config.algo} on {config.env_id} {kwargs} with {config.num_envs} envs "
+        f"({backend_used}), {config.total_timesteps} steps"
+        + (f", at most {config.max_seconds:.0f}s" if config.max_seconds else "")
     )
     start, cpu_start = time.perf_counter(), time.process_time()
-    if dagger is not None:
+    if config.imitate is not None:
+        dagger = ImitationSettings.from_mapping(config.imitate)
         training_info["imitation"] = {
             **asdict(dagger),
             "history": imitate_teacher(
@@ -276,13 +262,14 @@ def train(
                 transform,
                 dagger,
                 budget=int(kwargs["budget"]),
-                seed=seed,
+                seed=config.seed,
                 log=say,
             ),
         }
         metadata["training"] = jsonable(training_info)
-    if total_timesteps > 0:
-        model.learn(total_timesteps=total_timesteps, callback=CallbackList(callbacks))
+    if config.total_timesteps > 0:
+        hooks = _callbacks(config, list(callbacks), progress, evaluator)
+        model.learn(total_timesteps=config.total_timesteps, callback=CallbackList(hooks))
     elif evaluator is not None:
         evaluator.init_callback(model)  # learn() would have done it
         evaluator.start = start
@@ -293,7 +280,7 @@ def train(
         f"trained {model.num_timesteps} steps in {seconds:.1f}s wall, {cpu_seconds:.1f}s CPU w/o "
         f"evaluation ({model.num_timesteps / max(cpu_seconds, 1e-9):.0f} steps per CPU second)"
     )
-    metadata["policy_agent"]["deterministic"] = not sample
+    metadata["policy_agent"]["deterministic"] = not config.sample
     if evaluator is not None:
         final = evaluator.run()
         metadata["policy_agent"]["deterministic"] = keep_deterministic(final)
@@ -321,6 +308,109 @@ def train(
         int(model.num_timesteps),
         seconds,
     )
+
+
+def _training_env(config: TrainConfig) -> tuple[dict[str, Any], FlatObservation, VecEnv, str]:
+    """The family's checked kwargs, the observation transform and the training vector env."""
+    kwargs = training_kwargs(config.env_id, config.env_kwargs)
+    options = dict(config.obs_options or {})
+    if config.prior is not None:
+        given = options.setdefault("prior", config.prior)
+        if [float(v) for v in given] != [float(v) for v in config.prior]:
+            raise ValueError(f"obs_options prior={given!r} is not prior={config.prior!r}")
+    probe = gym.make(config.env_id, **kwargs)
+    transform = FlatObservation.from_env(probe, **options)
+    probe.close()
+    venv, transform, backend_used = make_training_env(
+        config.env_id,
+        config.num_envs,
+        seed=config.seed,
+        env_kwargs=kwargs,
+        transform=transform,
+        backend=config.backend,
+        reward_scale=config.reward_scale,
+        reward=config.reward,
+    )
+    return kwargs, transform, venv, backend_used
+
+
+def _model(
+    config: TrainConfig, venv: VecEnv, transform: FlatObservation
+) -> tuple[BaseAlgorithm, dict[str, Any]]:
+    """The SB3 model (on the CPU) and the constructor arguments it was built with."""
+    params = {**ALGO_DEFAULTS[config.algo], **dict(config.algo_kwargs or {})}
+    if config.policy == "arm-set":
+        policy_cls: Any = ArmSetPolicy
+        params["policy_kwargs"] = {
+            "n_arms": transform.n_arms,
+            "arm_features": len(transform.features),
+            **params.get("policy_kwargs", {}),
+        }
+    else:
+        policy_cls = "MlpPolicy"
+        params["policy_kwargs"] = {"net_arch": [128, 128], **params.get("policy_kwargs", {})}
+    if config.algo == "ppo":
+        # one update per n_steps * num_envs steps; keep the minibatch within it
+        params["batch_size"] = min(params["batch_size"], params["n_steps"] * config.num_envs)
+    model = ALGOS[config.algo](
+        policy_cls, venv, seed=config.seed, device="cpu", verbose=config.verbose, **params
+    )
+    return model, params
+
+
+def _evaluator(
+    config: TrainConfig,
+    kwargs: dict[str, Any],
+    transform: FlatObservation,
+    metadata: dict[str, Any],
+    agent_kwargs: dict[str, Any],
+    best_path: Path | None,
+    say: Callable[[str], None],
+    progress: Progress | None,
+) -> PeriodicEval | None:
+    """Periodic validation on the family's evaluation env (``None`` without episodes)."""
+    if config.eval_episodes <= 0:
+        return None
+    if config.algo == "dqn" or config.sample is False:
+        modes: tuple[str, ...] = ("deterministic",)
+    else:
+        modes = ("sampled",) if config.sample else ("deterministic", "sampled")
+    eval_id, eval_kwargs = evaluation_env(config.env_id, kwargs)
+    return PeriodicEval(
+        config.eval_every or config.total_timesteps + 1,
+        config.eval_episodes,
+        eval_id,
+        eval_kwargs,
+        transform,
+        metadata["policy_agent"]["answer"],
+        modes,
+        say,
+        progress,
+        best_path,
+        metadata,
+        agent_kwargs,
+    )
+
+
+def _callbacks(
+    config: TrainConfig,
+    extra: list[BaseCallback],
+    progress: Progress | None,
+    evaluator: PeriodicEval | None,
+) -> list[BaseCallback]:
+    """The callbacks of ``model.learn``: ``extra``, progress, validation, time limits."""
+    out: list[BaseCallback] = extra + [c for c in (progress, evaluator) if c is not None]
+    if config.max_seconds is not None:
+        out.append(TimeLimit(config.max_seconds))
+    if config.max_cpu_seconds is not None:
+        out.append(
+            TimeLimit(
+                config.max_cpu_seconds,
+                cpu=True,
+                exclude=(lambda: evaluator.cpu_spent) if evaluator else None,
+            )
+        )
+    return out
 
 
 def _dict_level(venv: VecEnv) -> VecEnv:

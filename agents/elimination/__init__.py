@@ -1,0 +1,1 @@
+"""Elimination and fixed-budget algorithms (and the uniform and RoundRobin baselines)."""

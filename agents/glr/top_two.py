@@ -1,0 +1,391 @@
+"""The Top-Two family with GLR stopping, compiled once for EB-TC(I), T3C and TTTS.
+
+Every round (Russo 2016, "Simple Bayesian algorithms for best arm identification",
+COLT, Sec. 2; Jourdan, Degenne, Baudry, de Heide, Kaufmann 2022, "Top Two algorithms
+revisited", NeurIPS, Algorithm 1):
+
+1. a **leader**: the empirical best arm (EB) or the best arm of a posterior sample (TS);
+   for top-k a leader *set*, the empirical top ``k`` or the sampled top ``k``;
+2. a **challenger**: the arm ``j`` (for top-k: the pair ``(i, j)``, ``i`` in the leader
+   set, ``j`` outside) minimising the transportation cost ``W_ij`` (TC, Shang et al.
+   2020; the GLR pair of :mod:`agents.glr.stopping`), or ``W_ij + log N_j`` (TCI, Jourdan et al.
+   2022, ``k = 1``), or the best arm of a resampled posterior that differs from the
+   leader (TTTS, Russo 2016, ``k = 1``);
+3. a **selection**: pull the leader with probability ``beta`` (fixed, default 1/2) or
+   with the information-directed probability ``d(mu_i, m) / (d(mu_i, m) + d(mu_j, m))``,
+   ``m = (N_i mu_i + N_j mu_j) / (N_i + N_j)``, the ratio of the partial derivatives of
+   ``W_ij`` in ``N_i`` and ``N_j`` (IDS: You, Qin, Wang, Yang 2023, "Information-directed
+   selection for top-two algorithms", ICML, Sec. 3, which also gives the top-k form of
+   the leader/challenger pair used here); realised by a coin (Russo) or by tracking
+   (Jourdan et al. 2022, Sec. 2: pull the leader iff the pulls it got as leader are at
+   most the sum of its leader probabilities so far);
+4. stop by the GLR rule of :mod:`agents.glr.stopping` (statistic over the empirical top ``k``)
+   and answer the empirical top ``k``.
+
+Initialisation: every arm once. Forced exploration (optional, ``forced=True``): if an
+arm has fewer than ``sqrt(t) - n/2`` pulls, pull the least pulled one (Garivier &
+Kaufmann 2016 Sec. 3.1's rule; EB-TC needs some exploration, Jourdan et al. 2022 Sec. 2).
+Posteriors (TS): Bernoulli (and rewards in [0, 1]): ``Beta(1 + S_a, 1 + N_a - S_a)``;
+Gaussian: ``N(mean_a, sigma^2 / N_a)`` (flat prior).
+
+The GLR statistic and the TC challenger are minima over pairs (i in a top set, j
+outside); they are computed over the Pareto fronts of (mean, pull count) kept across
+pulls by :mod:`agents.glr.fronts` (exact, see there), and by the full pass of
+:func:`agents.glr.statistic` only for the Bernoulli divergence on rewards outside
+[0, 1]. Ties: tied means at the boundary of the empirical top set give ``Z = 0`` and a
+uniformly random ordered pair of the tied arms (the law of a top set re-drawn with
+random ties); otherwise the pair is uniform over the minimising pairs (zero-cost pairs
+of a sampled leader set: all of them), one draw each.
+
+Cost per pull: EB leader, the update of the pulled arm and a query on the fronts (a
+few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``); TS leader, also a
+posterior sample and its top set, O(n) (and the fronts of the leader set: O(k log k +
+D), D distinct pull counts).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from agents import engine
+from agents.glr import fronts, stopping
+from bandit_envs.divergences import GAUSSIAN, kl, transport_cost
+
+__all__ = ["EBTC", "EBTCI", "T3C", "TTTS", "TopTwo", "run"]
+
+#: ``prm`` layout.
+(
+    P_FAMILY,
+    P_DELTA,
+    P_THRESH,
+    P_PAIRS,
+    P_CG,
+    P_BETA,
+    P_IDS,
+    P_TRACK,
+    P_LEADER,
+    P_CHALLENGER,
+    P_FORCED,
+    P_RESAMPLE,
+    P_PRUNED,
+) = range(13)
+NP = 13
+#: leaders; challengers.
+EB, TS = 0, 1
+TC, TCI, RESAMPLE = 0, 1, 2
+
+
+@numba.njit(cache=True)
+def _posterior_sample(family, sigma, counts, means, rng, out):
+    for a in range(counts.shape[0]):
+        c = float(counts[a])
+        if family == GAUSSIAN:
+            out[a] = means[a] + sigma / math.sqrt(c) * rng.normal(0.0, 1.0)
+        else:
+            s = means[a] * c
+            out[a] = rng.beta(1.0 + s, 1.0 + c - s)
+
+
+@numba.njit(cache=True)
+def _tci_challenger(family, sigma, counts, means, i, rng):
+    """``argmin_{j != i} W_ij + log N_j`` (ties at random)."""
+    best = np.inf
+    arg = -1
+    ties = 0
+    ni, mi = float(counts[i]), means[i]
+    for j in range(counts.shape[0]):
+        if j == i:
+            continue
+        c = transport_cost(family, sigma, ni, mi, float(counts[j]), means[j])
+        c += math.log(float(counts[j]))
+        if c < best:
+            best, arg, ties = c, j, 1
+        elif c == best:
+            ties += 1
+            if rng.random() * ties < 1.0:
+                arg = j
+    return arg
+
+
+@numba.njit(cache=True, _nrt=False)
+def _ids_probability(family, sigma, ni, mi, nj, mj):
+    """Information-directed probability of pulling the leader ``i`` rather than ``j``."""
+    m = (ni * mi + nj * mj) / (ni + nj)
+    di = kl(family, mi, m, sigma)
+    dj = kl(family, mj, m, sigma)
+    if di + dj <= 0.0:
+        return 0.5
+    return di / (di + dj)
+
+
+@numba.njit
+def run(ctx, prm):
+    """The Top-Two family (see the module docstring); ``prm`` as :class:`TopTwo.params`."""
+    iv = ctx.iv
+    n, k = iv[engine.N], iv[engine.K]
+    family = int(prm[P_FAMILY])
+    sigma = ctx.fv[engine.SIGMA]
+    delta, kind, n_pairs, c_g = prm[P_DELTA], int(prm[P_THRESH]), prm[P_PAIRS], prm[P_CG]
+    beta, ids, track = prm[P_BETA], prm[P_IDS] > 0.0, prm[P_TRACK] > 0.0
+    leader_rule, challenger, forced = int(prm[P_LEADER]), int(prm[P_CHALLENGER]), prm[P_FORCED] > 0
+    max_resample = int(prm[P_RESAMPLE])
+    pruned = prm[P_PRUNED] > 0.0
+    counts, means, rng = ctx.counts, ctx.means, ctx.rng
+    yield engine.request_each(ctx, np.arange(n), 1)
+    cand = np.arange(n)
+    top = np.zeros(k, dtype=np.int64)
+    in_top = np.zeros(n, dtype=np.int8)
+    S, F = fronts.build_top(counts, means, k)
+    pulled = -1
+    lead = np.empty(k, dtype=np.int64)
+    in_lead = np.zeros(n, dtype=np.int8)
+    theta = np.empty(n)
+    leads = np.zeros(n)  # sum of the leader probabilities of an arm's rounds as leader
+    led_pulls = np.zeros(n)  # pulls of an arm in its rounds as leader
+    while True:
+        t = float(iv[engine.PULLS])
+        if pruned and pulled >= 0:
+            fronts.pulled(S, counts, means, pulled)
+        z, i, j = stopping.empirical_statistic(
+            pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
+        )
+        if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
+            break
+        if forced:
+            floor = math.sqrt(t) - 0.5 * n
+            if pruned:
+                if fronts.min_count(S) < floor:
+                    _c, pulled = fronts.min_count_arm(S)
+                    yield pulled
+                    continue
+            else:
+                m = 0
+                for a in range(1, n):
+                    if counts[a] < counts[m]:
+                        m = a
+                if counts[m] < floor:
+                    yield m
+                    continue
+        if leader_rule == TS:
+            _posterior_sample(family, sigma, counts, means, rng, theta)
+            stopping.top_set(theta, k, rng, cand, lead, in_lead)
+            if challenger == RESAMPLE:
+                i = lead[0]
+                j = -1
+                for _ in range(max_resample):
+                    _posterior_sample(family, sigma, counts, means, rng, theta)
+                    best = 0
+                    for a in range(1, n):
+                        if theta[a] > theta[best]:
+                            best = a
+                    if best != i:
+                        j = best
+                        break
+                if j < 0:  # no distinct sample in max_resample draws: the TC challenger
+                    _z, i, j = stopping.set_statistic(
+                        pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
+                    )
+            else:
+                _z, i, j = stopping.set_statistic(
+                    pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
+                )
+        elif challenger == TCI:  # (k = 1: i is the empirical best, ties at random)
+            if pruned:
+                j = fronts.tci_query(S, F, family, sigma, counts, means, top, in_top, rng)
+            else:
+                j = _tci_challenger(family, sigma, counts, means, i, rng)
+        if ids:
+            p = _ids_probability(
+                family, sigma, float(counts[i]), means[i], float(counts[j]), means[j]
+            )
+        else:
+            p = beta
+        if track:
+            leads[i] += p
+            if led_pulls[i] <= leads[i]:
+                led_pulls[i] += 1.0
+                pulled = i
+            else:
+                pulled = j
+        elif rng.random() < p:
+            pulled = i
+        else:
+            pulled = j
+        yield pulled
+    if pruned and k > 1:
+        fronts.top_into(S, top)
+    engine.finish(ctx, top)
+
+
+class TopTwo(stopping.GLRAgent):
+    """Base class of the Top-Two agents (use :class:`~agents.glr.top_two.EBTC`, ...).
+
+    Args (common to the family):
+        delta: the confidence parameter of the GLR stopping rule, in (0, 1).
+        threshold: ``"log"`` (default, the papers' experiments; no proof),
+            ``"gk2016"`` or ``"kk2021"`` (:mod:`agents.glr.stopping`).
+        beta: the leader's probability with ``selection="fixed"``, in (0, 1).
+        selection: ``"fixed"`` (``beta``) or ``"ids"`` (information-directed).
+        tracking: ``True``: realise the leader probability by tracking (Jourdan et al.
+            2022); ``False``: by a coin (Russo 2016).
+        forced: forced exploration ``sqrt(t) - n/2`` (see the module docstring).
+        divergence: ``"auto"`` (the env's reward family: Gaussian for Gaussian rewards,
+            Bernoulli otherwise), ``"bernoulli"`` or ``"gaussian"``.
+        seed: seed of the agent's generator (ties, coins, posterior samples).
+
+    Settings: fixed confidence (GLR stopping), and fixed budget as an anytime
+    algorithm (answer: the empirical top k). Any ``batch_size``/``repeat_limit`` (one
+    pull per request).
+    """
+
+    kernel = staticmethod(run)
+    leader = EB
+    challenger = TC
+
+    def __init__(
+        self,
+        delta: float = 0.1,
+        threshold: str = "log",
+        beta: float = 0.5,
+        selection: str = "fixed",
+        tracking: bool = True,
+        forced: bool = False,
+        divergence: str = "auto",
+        max_resample: int = 1_000,
+        *,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(delta, threshold, divergence, seed=seed)
+        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 < beta < 1.0:
+            raise ValueError(f"beta={beta!r} must lie in (0, 1)")
+        if selection not in ("fixed", "ids"):
+            raise ValueError(f"selection={selection!r} must be 'fixed' or 'ids'")
+        for pname, value in (("tracking", tracking), ("forced", forced)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{pname}={value!r} must be True or False")
+        if isinstance(max_resample, bool) or not isinstance(max_resample, int) or max_resample < 1:
+            raise ValueError(f"max_resample={max_resample!r} must be an integer >= 1")
+        self.beta = float(beta)
+        self.selection = selection
+        self.tracking = bool(tracking)
+        self.forced = bool(forced)
+        self.max_resample = max_resample
+
+    def sampling_params(self) -> tuple[float, ...]:
+        prm = np.zeros(NP)
+        prm[P_BETA] = self.beta
+        prm[P_IDS] = 1.0 if self.selection == "ids" else 0.0
+        prm[P_TRACK] = 1.0 if self.tracking else 0.0
+        prm[P_LEADER] = self.leader
+        prm[P_CHALLENGER] = self.challenger
+        prm[P_FORCED] = 1.0 if self.forced else 0.0
+        prm[P_RESAMPLE] = self.max_resample
+        return tuple(prm[P_BETA:P_PRUNED])
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(delta={self.delta}, threshold={self.threshold!r}, "
+            f"beta={self.beta}, selection={self.selection!r}, tracking={self.tracking})"
+        )
+
+
+class EBTC(TopTwo):
+    """EB-TC with GLR stopping, for the best arm and (pair form) for the top ``k``.
+
+    Paper:
+        Marc Jourdan, Remy Degenne, Dorian Baudry, Rianne de Heide, Emilie Kaufmann.
+        "Top Two algorithms revisited". NeurIPS 2022, Algorithm 1 with the EB leader and
+        the TC challenger ``argmin_{j != B} W_{B j}``, ``beta = 1/2``, tracking; GLR
+        stopping (their Sec. 2). Information-directed selection of the leader's
+        probability (``selection="ids"``): You, Qin, Wang, Yang, "Information-directed
+        selection for top-two algorithms", ICML 2023, whose top-k form (leader set = the
+        empirical top k, challenger pair = the GLR's minimising pair) is the one used for
+        ``k > 1``.
+
+    Defaults: ``beta = 1/2``, tracking, forced exploration on (EB-TC without it can
+    starve an arm; Jourdan et al. 2022 Sec. 2 use EB-TCI, :class:`~agents.glr.top_two.EBTCI`,
+    to avoid it), threshold ``"log"``. Arguments: :class:`agents.glr.top_two.TopTwo`.
+    """
+
+    name = "eb_tc"
+    leader = EB
+    challenger = TC
+
+    def __init__(self, delta: float = 0.1, forced: bool = True, **kwargs) -> None:
+        super().__init__(delta=delta, forced=forced, **kwargs)
+
+
+class EBTCI(TopTwo):
+    """EB-TCI with GLR stopping (best arm only).
+
+    Paper:
+        Jourdan, Degenne, Baudry, de Heide, Kaufmann. "Top Two algorithms revisited".
+        NeurIPS 2022, Algorithm 1 with the EB leader ``B = argmax mean`` and the TCI
+        challenger ``argmin_{j != B} W_{B j} + log N_j``; ``beta = 1/2`` with tracking;
+        no forced exploration (the ``log N_j`` penalty explores). ``selection="ids"``:
+        You et al. 2023's information-directed ``beta``.
+
+    Published for k = 1 only (the penalty is defined for one leader). Arguments:
+    :class:`agents.glr.top_two.TopTwo`.
+    """
+
+    name = "eb_tci"
+    k_values = frozenset({1})
+    leader = EB
+    challenger = TCI
+
+
+class T3C(TopTwo):
+    """T3C with GLR stopping.
+
+    Paper:
+        Xuedong Shang, Rianne de Heide, Emilie Kaufmann, Pierre Menard, Michal Valko.
+        "Fixed-confidence guarantees for Bayesian best-arm identification". AISTATS
+        2020, Algorithm 2 (T3C): leader = the best arm of a posterior sample, challenger
+        = ``argmin_{j != I} W_{I j}`` on the empirical means, leader with probability
+        ``beta = 1/2`` by a coin; Chernoff (GLR) stopping. For ``k > 1`` the leader set is
+        the sampled top ``k`` and the challenger pair the GLR's minimising pair against it
+        (You et al. 2023's top-k form).
+
+    Defaults: coin selection (``tracking=False``), no forced exploration. Posteriors:
+    :mod:`agents.glr.top_two`. Arguments: :class:`agents.glr.top_two.TopTwo`.
+    """
+
+    name = "t3c"
+    leader = TS
+    challenger = TC
+
+    def __init__(self, delta: float = 0.1, tracking: bool = False, **kwargs) -> None:
+        super().__init__(delta=delta, tracking=tracking, **kwargs)
+
+
+class TTTS(TopTwo):
+    """Top-two Thompson sampling with Chernoff (GLR) stopping, best arm only.
+
+    Paper:
+        Daniel Russo. "Simple Bayesian algorithms for best arm identification". COLT
+        2016 (Operations Research 2020), Sec. 3 "Top-two Thompson sampling": leader =
+        the best arm of a posterior sample; with probability ``1 - beta`` resample the
+        posterior until its best arm differs and pull that one; ``beta = 1/2``. Stopping
+        as in Shang et al. (AISTATS 2020, Sec. 2): the GLR rule.
+
+    Departure: resampling is capped at ``max_resample`` draws (default 1,000); if no
+    draw differs from the leader, the challenger is T3C's (the transportation-cost
+    argmin), so a round never loops forever once the posterior has concentrated. The cap
+    matters: on mu = (0.6, 0.5, 0.45, 0.4, 0.3), delta = 0.2, a cap of 100 drew 2,704
+    samples on average (10 runs) against 2,274 with 1,000, at a quarter of the CPU time.
+    Resampling dominates the cost (about 0.2 ms per pull there).
+    Published for k = 1 only. Defaults: coin selection. Arguments:
+    :class:`agents.glr.top_two.TopTwo`.
+    """
+
+    name = "ttts"
+    k_values = frozenset({1})
+    leader = TS
+    challenger = RESAMPLE
+
+    def __init__(self, delta: float = 0.1, tracking: bool = False, **kwargs) -> None:
+        super().__init__(delta=delta, tracking=tracking, **kwargs)

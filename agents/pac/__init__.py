@@ -1,0 +1,4 @@
+"""Classic (epsilon, delta)-PAC best-arm baselines.
+
+Median Elimination and Exponential-Gap Elimination.
+"""
