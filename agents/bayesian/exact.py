@@ -457,7 +457,8 @@ class BetaBernoulliDP:
         n_arms: arms (exchangeable: i.i.d. Beta(a, b) means, Bernoulli rewards).
         k: the size of the answer (terminal value: the k largest posterior means).
         budget: pulls, one at a time.
-        a, b: the Beta prior.
+        a: the Beta prior's first parameter.
+        b: the Beta prior's second parameter.
         max_states: refuse families with more posterior states than this
             (:data:`MAX_STATES`).
 
