@@ -131,7 +131,7 @@ def main() -> None:
         batches([2, 5])
     else:
         sequential({3: [10, 20, 30, 40], 4: [12, 20, 30, 40]})
-        batches([2, 4, 6, 8, 10])
+        batches([2, 4, 6, 8, 10, 20])
     print()
     print("Values: expected terminal value (sum of the k largest posterior means); exact.")
     print(f"numpy {np.__version__}; times: wall clock, one core, compiled kernels warm")

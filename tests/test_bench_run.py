@@ -16,7 +16,7 @@ import agents
 from agents.elimination.uniform import Uniform
 from topk_bench import seeds
 from topk_bench.backends import ProcessBackend
-from topk_bench.config import load
+from topk_bench.config import ConfigError, load
 from topk_bench.episodes import TIMING_COLUMNS
 from topk_bench.run import plan_chunks, run_experiment
 from topk_bench.store import ResultStore, StoreError, read_results
@@ -272,3 +272,35 @@ def test_failing_episode_names_it(tmp_path):
     with pytest.raises(ValueError):
         run_chunk(bad)
     assert Path(tmp_path).exists()
+
+
+def test_an_agent_with_fewer_runs_plays_the_first_ones(reference, tmp_path):
+    """``[[agents]] runs = N``: that agent plays runs 0..N-1 of each point, the same
+    episodes (seeds, rows) as in a run where it plays them all; the others play all."""
+    few = [dict(a, runs=2) if a["name"] == "sar" else a for a in CONFIG["agents"]]
+    exp = experiment(agents=few)
+    sar = next(a for a in exp.agents if a.name == "sar")
+    assert exp.runs_of(sar) == 2 and sar.runs == 2
+    per_point = sum(exp.runs_of(a) for a in exp.agents)
+    assert exp.episodes() == len(exp.points) * per_point
+    keys = [(c.agent, r) for c in plan_chunks(exp) for r in c.runs]
+    assert sorted({r for a, r in keys if a == "sar"}) == [0, 1]
+    assert sorted({r for a, r in keys if a == "uniform"}) == list(range(6))
+    report = run_experiment(exp, tmp_path / "few", jobs=1, progress=False)
+    assert report.ran == exp.episodes()
+    df = rows(tmp_path / "few")
+    ref = rows(reference)
+    ref = ref[(ref["agent"] != "sar") | (ref["run"] < 2)].reset_index(drop=True)
+    key = ["point", "agent", "run"]
+    assert df.sort_values(key).reset_index(drop=True).equals(
+        ref.sort_values(key).reset_index(drop=True)
+    )
+    # the config's own run count (e.g. --runs, reduced mode) still caps it
+    assert experiment(agents=few, runs=1).episodes() == len(experiment().pairs())
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
+def test_bad_agent_runs_are_refused(bad):
+    few = [dict(CONFIG["agents"][0], runs=bad)] + CONFIG["agents"][1:]
+    with pytest.raises(ConfigError, match=r"agents\[0\]\.runs"):
+        experiment(agents=few)

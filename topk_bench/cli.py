@@ -37,6 +37,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from topk_bench.config import Experiment
 
 __all__ = ["main"]
 
@@ -97,13 +101,19 @@ def _load(args: argparse.Namespace):
     return load(args.experiment, reduced=args.reduced, data=args.data, runs=args.runs, warn=_warn)
 
 
+def _fewer(exp: Experiment) -> str:
+    """`` (fewer for LABEL: N, ...)`` for agents that play fewer runs, else ``""``."""
+    few = [f"{a.label}: {exp.runs_of(a)}" for a in exp.agents if exp.runs_of(a) < exp.runs]
+    return f" (fewer for {', '.join(few)})" if few else ""
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     exp = _load(args)
     pairs = exp.pairs()
     print(
         f"{exp.name}: {len(exp.points)} points, {len(exp.agents)} agents, "
         f"{len(pairs)} (point, agent) pairs, "
-        f"{exp.runs} runs -> {len(pairs) * exp.runs} episodes"
+        f"{exp.runs} runs{_fewer(exp)} -> {exp.episodes()} episodes"
     )
     from topk_bench.report import describe_source
 
@@ -144,11 +154,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     exp = _load(args)
     out = Path(args.out) if args.out else _default_out(exp.name, exp.reduced)
-    n = len(exp.pairs()) * exp.runs
+    n = exp.episodes()
     backend = args.backend
     print(
         f"{exp.name}{' (reduced)' if exp.reduced else ''}: {len(exp.points)} points x "
-        f"{len(exp.agents)} agents x {exp.runs} runs = {n} episodes -> {out}",
+        f"{len(exp.agents)} agents x {exp.runs} runs{_fewer(exp)} = {n} episodes -> {out}",
         file=sys.stderr,
     )
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)

@@ -49,7 +49,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,8 @@ class AgentSpec:
     distributions: frozenset[str] | None = None
     target: str | None = None
     source: Mapping[str, Any] = field(default_factory=dict)
+    #: Play only the first ``runs`` runs of each point (an expensive agent), or all.
+    runs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,14 @@ class Experiment:
     train: tuple[TrainSpec, ...] = ()
     claims: tuple[Mapping[str, Any], ...] = ()
 
+    def runs_of(self, agent: AgentSpec) -> int:
+        """How many runs ``agent`` plays per point: its own ``runs``, at most the config's."""
+        return self.runs if agent.runs is None else min(agent.runs, self.runs)
+
+    def episodes(self) -> int:
+        """The number of episodes of the experiment (every pair, each agent's runs)."""
+        return sum(self.runs_of(agent) for _, agent in self.pairs())
+
     def pairs(self) -> list[tuple[Point, AgentSpec]]:
         """Every (point, agent) that runs, in config order."""
         by_label = {a.label: a for a in self.agents}
@@ -198,6 +208,7 @@ class Experiment:
                     "label": a.label,
                     "name": a.name,
                     "params": dict(a.params),
+                    **({"runs": a.runs} if a.runs is not None else {}),
                     **({"source": dict(a.source)} if a.source else {}),
                 }
                 for a in self.agents
@@ -534,6 +545,7 @@ def _check_agents(
     specs: list[AgentSpec] = []
     skipped: list[str] = []
     labels: dict[str, str] = {}
+    own_runs: dict[str, int] = {}
     for i, entry in enumerate(cfg["agents"]):
         where = f"agents[{i}]"
         name = entry["name"]
@@ -548,6 +560,11 @@ def _check_agents(
                 f"{where}.label: agent label {label!r} is also used by {labels[label]}"
             )
         labels[label] = where
+        if "runs" in entry:
+            runs = entry["runs"]
+            if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+                raise ConfigError(f"{where}.runs: {runs!r} must be an integer >= 1")
+            own_runs[label] = runs
         if "seed" in params:
             raise ConfigError(
                 f"{where}.params.seed: seeds are set by the runner (see topk_bench.seeds)"
@@ -618,6 +635,7 @@ def _check_agents(
                 source=registry.agent_source(name),
             )
         )  # fmt: skip
+    specs = [replace(s, runs=own_runs[s.label]) if s.label in own_runs else s for s in specs]
     return specs, skipped, set(labels)
 
 

@@ -95,7 +95,7 @@ def plan_chunks(
     done = done or set()
     todo: list[tuple[Any, Any, list[int]]] = []
     for point, agent in exp.pairs():
-        runs = [r for r in range(exp.runs) if (point.label, agent.label, r) not in done]
+        runs = [r for r in range(exp.runs_of(agent)) if (point.label, agent.label, r) not in done]
         if runs:
             todo.append((point, agent, runs))
     total = sum(len(r) for _, _, r in todo)
@@ -188,7 +188,7 @@ def run_experiment(
             exp, base_seed=base_seed, done=done, chunk_size=chunk_size, jobs=n_jobs
         )
         planned = sum(len(c) for c in chunks)
-        total = len(exp.pairs()) * exp.runs
+        total = exp.episodes()
         already = total - planned
         ran = written = 0
         bar = _progress(total, already, exp.name, progress) if chunks else None

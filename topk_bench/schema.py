@@ -15,7 +15,7 @@ Top level::
     env_id       str              default "TopK-Batch-v0"
     env          table            env kwargs shared by every point
     x            str              x-axis label of the plots
-    agents       [table], req.    {name = str (req.), label = str, params = table}
+    agents       [table], req.    {name = str (req.), label = str, params = table, runs = int}
     sweeps       [table]          {panel, label, env_id, env, vary, zip, x, agents, common_seeds}
     points       [table]          {label (req.), panel, env_id, env, x, agents}
     reduced      table            {runs, env, vary, sweeps, points}: smoke-test mode
@@ -52,7 +52,12 @@ class ConfigError(ValueError):
 _ENV = {"type": "table", "free": True}  # env kwargs: checked by building the env
 _AGENT = {
     "type": "table",
-    "keys": {"name": "str", "label": "str", "params": {"type": "table", "free": True}},
+    "keys": {
+        "name": "str",
+        "label": "str",
+        "params": {"type": "table", "free": True},
+        "runs": "int",
+    },
     "required": ["name"],
 }
 _VARY = {"type": "table", "free": True, "values": "list"}
