@@ -95,6 +95,7 @@ _REGISTRY: dict[str, str] = {
     "track_and_stop": "agents.glr.track_and_stop:TrackAndStop",
     # Prior-aware (Bayesian) yardsticks: Beta prior on Bernoulli means, fixed budget
     "kg": "agents.bayesian.knowledge_gradient:KnowledgeGradient",
+    "kg_batch": "agents.bayesian.batch_knowledge_gradient:BatchKnowledgeGradient",
     "bayes_ttts": "agents.bayesian.top_two_thompson:TopTwoThompson",
     "bayes_dp": "agents.bayesian.bayes_dp:BayesOptimalDP",
     # Classic best-arm baselines

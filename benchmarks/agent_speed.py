@@ -40,7 +40,7 @@ ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk",
 #: Slower than the targets by the nature of their step: section 1 only (a budget-200n
 #: episode of kg or t3c alone takes minutes): the Bayesian yardsticks, and T3C, whose
 #: pull samples the posterior of every arm (docs/performance.md).
-SLOW_STEP = ("kg", "bayes_ttts", "t3c")
+SLOW_STEP = ("kg", "kg_batch", "bayes_ttts", "t3c")
 
 
 def _compiled(name: str) -> bool:

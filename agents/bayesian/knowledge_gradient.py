@@ -49,7 +49,7 @@ from agents.bayesian.beta_prior import (
     posterior_top_k,
 )
 
-__all__ = ["KnowledgeGradient", "kg_choice", "kg_values"]
+__all__ = ["KnowledgeGradient", "choose_among", "kg_choice", "kg_values"]
 
 #: two values closer than this are a tie (ties are broken at random).
 TIE = 1e-12
@@ -174,31 +174,39 @@ def _slot(alpha, beta, c, i, table):
 
 
 @numba.njit(cache=True)
-def choose(alpha, beta, k, pulls, rng, mu, c, val, table):
-    """KG*'s arm: the largest :func:`arm_value`, values within :data:`TIE` tied at random.
+def choose_among(alpha, beta, k, pulls, room, rng, mu, c, val, table):
+    """KG*'s arm among the arms with ``room[i] > 0`` (all arms if ``room`` is ``None``).
 
-    ``mu``, ``c``, ``val`` are float64[n] scratch, ``table`` int64 scratch of a power of
-    two >= 2n entries. Arms whose bound ``U_1`` cannot reach the best value found so far
-    are skipped (module docstring), and arms of equal posterior and ``c`` (most arms,
-    late in an episode) share one evaluation. The tie is broken as ``rng.choice(tied
-    arms in index order)`` (one ``rng.integers``; none if one arm is tied).
+    The largest :func:`arm_value`, values within :data:`TIE` tied at random. ``c`` is
+    computed over all arms (an arm without room is still in the posterior). ``mu``,
+    ``c``, ``val`` are float64[n] scratch, ``table`` int64 scratch of a power of two
+    >= 2n entries. Arms whose bound ``U_1`` cannot reach the best value found so far are
+    skipped (module docstring), and arms of equal posterior and ``c`` (most arms, late
+    in an episode) share one evaluation. The tie is broken as ``rng.choice(tied arms in
+    index order)`` (one ``rng.integers``; none if one arm is tied). Returns -1 if no arm
+    has room.
     """
     n = alpha.shape[0]
     _other_boundaries(alpha, beta, k, mu, c)
-    # U_1 of every arm (kept in val), and the arm of the largest: evaluated first
-    first = 0
+    # U_1 of every arm with room (kept in val), and the arm of the largest: evaluated first
+    first = -1
     for i in range(n):
+        if room is not None and room[i] <= 0:
+            val[i] = -np.inf
+            continue
         ab = alpha[i] + beta[i]
         var = alpha[i] * beta[i] / (ab * ab * (ab + 1.0))
         val[i] = _bound(var, ab, abs(mu[i] - c[i]), 1)
-        if val[i] > val[first]:
+        if first < 0 or val[i] > val[first]:
             first = i
+    if first < 0:
+        return -1
     best = arm_value(alpha[first], beta[first], c[first], pulls, -np.inf)
     val[first] = best
     table[:] = -1
     table[_slot(alpha, beta, c, first, table)] = first
     for i in range(n):
-        if i == first:
+        if i == first or val[i] == -np.inf:
             continue
         if val[i] + MARGIN < best - TIE:
             val[i] = -np.inf  # cannot be within TIE of the largest value
@@ -223,6 +231,12 @@ def choose(alpha, beta, k, pulls, rng, mu, c, val, table):
                 return i
             pick -= 1
     return -1  # (unreachable: the largest value is always tied with itself)
+
+
+@numba.njit(cache=True)
+def choose(alpha, beta, k, pulls, rng, mu, c, val, table):
+    """KG*'s arm: :func:`choose_among` over all arms."""
+    return choose_among(alpha, beta, k, pulls, None, rng, mu, c, val, table)
 
 
 def _table(n: int) -> np.ndarray:
