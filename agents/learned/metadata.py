@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.learned.families import evaluation_env
+from agents.learned.families import PULL_BY_PULL_ID, evaluation_env
 from bandit_envs.wrappers import FlatObservation, transform_from_config
 
 __all__ = [
@@ -48,6 +48,9 @@ def policy_metadata(
     else:
         answer = "policy" if kwargs.get("answer") == "agent" else "empirical"
     eval_id, eval_kwargs = evaluation_env(env_id, kwargs)
+    playing: dict[str, Any] = {"answer": answer, "deterministic": True}
+    if env_id.endswith(PULL_BY_PULL_ID):
+        playing["pull_by_pull"] = True  # PolicyAgent composes each batch pull by pull
     return {
         "format": METADATA_FORMAT,
         "version": METADATA_VERSION,
@@ -55,7 +58,7 @@ def policy_metadata(
         "env_id": env_id,
         "env_kwargs": jsonable(kwargs),
         "obs_transform": transform.config(),
-        "policy_agent": {"answer": answer, "deterministic": True},
+        "policy_agent": playing,
         "evaluation_env": {"env_id": eval_id, "env_kwargs": jsonable(eval_kwargs)},
         "training": jsonable(dict(training or {})),
     }
