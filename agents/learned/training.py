@@ -10,8 +10,8 @@ network shared by all arms; ``MaskableArmSetPolicy`` for MaskablePPO), DQN with 
 ``MlpPolicy`` (only on a ``Discrete`` action space: ``TopK-v0``, or
 ``TopK-PullByPull-v0`` in project mode) or sb3-contrib's RecurrentPPO with its
 ``MlpLstmPolicy``, on the CPU, with an optional progress bar, wall-clock or CPU-time
-limit and periodic evaluation (:mod:`agents.learned.callbacks`), and saves the model with its metadata
-(:mod:`agents.learned.saving`).
+limit and periodic evaluation (:mod:`agents.learned.callbacks`), and saves the model
+with its metadata (:mod:`agents.learned.saving`).
 
 Seeds: the training envs are reset once with ``seed`` (native vector env: one generator
 for all envs; ``DummyVecEnv``/``SyncVectorEnv``: env ``i`` gets ``seed + i``) and then
