@@ -25,8 +25,10 @@ __all__ = [
     "PRESETS",
     "PULL_BY_PULL_ID",
     "Task",
+    "episode_score",
     "evaluation_env",
     "preset_kwargs",
+    "score_name",
     "task_of",
     "training_kwargs",
 ]
@@ -50,19 +52,18 @@ class Task:
         name: the preset name (``topk-bench train --preset NAME``, ``[[train]] preset``).
         env_id: ``"TopK-v0"`` (one pull per step) or ``"TopK-Batch-v0"``.
         kwargs: the ``gym.make`` kwargs of the family.
-        score: what an episode scores (lower is better): ``"aggregate_regret"``,
-            ``"misidentified"`` or ``"cost"`` (aggregate regret of the answer plus
-            ``cost_per_batch`` times the batches used, the negative return of a
-            fixed-confidence episode; a truncated episode is scored with the env's
-            empirical answer).
         hard: what makes the task hard (the ladder table).
     """
 
     name: str
     env_id: str
     kwargs: Mapping[str, Any]
-    score: str
     hard: str
+
+    @property
+    def score(self) -> str:
+        """What an episode of the task scores (:func:`score_name`; lower is better)."""
+        return score_name(self.kwargs)
 
     @property
     def pull_by_pull(self) -> str | None:
@@ -76,11 +77,34 @@ class Task:
 
     def episode_score(self, aggregate_regret: Any, misidentified: Any, batches: Any) -> Any:
         """The task's score of episodes (scalars or arrays; lower is better)."""
-        if self.score == "misidentified":
-            return misidentified
-        if self.score == "cost":
-            return aggregate_regret + self.cost_per_batch * batches
-        return aggregate_regret
+        return episode_score(self.kwargs, aggregate_regret, misidentified, batches)
+
+
+def score_name(env_kwargs: Mapping[str, Any]) -> str:
+    """What an episode of a family scores (lower is better): its negative return.
+
+    ``"misidentified"`` (``objective="misidentification"``), ``"cost"`` (fixed
+    confidence with a ``cost_per_batch``: the aggregate regret of the answer plus the
+    cost of the batches used; a truncated episode is scored with the env's empirical
+    answer), else ``"aggregate_regret"``.
+    """
+    if env_kwargs.get("objective") == "misidentification":
+        return "misidentified"
+    if env_kwargs.get("setting") == "fixed_confidence" and env_kwargs.get("cost_per_batch"):
+        return "cost"
+    return "aggregate_regret"
+
+
+def episode_score(
+    env_kwargs: Mapping[str, Any], aggregate_regret: Any, misidentified: Any, batches: Any
+) -> Any:
+    """The score (:func:`score_name`) of episodes of a family: scalars or arrays."""
+    name = score_name(env_kwargs)
+    if name == "misidentified":
+        return misidentified
+    if name == "cost":
+        return aggregate_regret + float(env_kwargs["cost_per_batch"]) * batches
+    return aggregate_regret
 
 
 #: The ladder of named tasks, easiest first (``docs/learned.md`` has the table).
@@ -91,7 +115,6 @@ LADDER: dict[str, Task] = {
             "one-pull",
             "TopK-v0",
             {**BETA_5_5, "n_arms": 10, "k": 3, "budget": 200},
-            "aggregate_regret",
             "a terminal reward only (the regret of the answer after 200 steps); small gaps "
             "between Beta(5, 5) means",
         ),
@@ -99,7 +122,6 @@ LADDER: dict[str, Task] = {
             "batch-budget",
             "TopK-Batch-v0",
             {**BETA_5_5, "n_arms": 10, "k": 3, "budget": 200, **BATCH_10_5},
-            "aggregate_regret",
             "a vector action (0..5 pulls of each arm, at most 10 in all); an action over the "
             "limits is projected while training (the pull-by-pull form masks it instead)",
         ),
@@ -107,7 +129,6 @@ LADDER: dict[str, Task] = {
             "batch-count",
             "TopK-Batch-v0",
             {**BETA_5_5, "n_arms": 10, "k": 3, "budget": 80, "max_batches": 8, **BATCH_10_5},
-            "aggregate_regret",
             "8 batches in all: a batch not filled is pulls lost, so a policy must plan how "
             "to spread every batch",
         ),
@@ -115,7 +136,6 @@ LADDER: dict[str, Task] = {
             "large",
             "TopK-v0",
             {**BETA_5_5, "n_arms": 50, "k": 5, "budget": 500},
-            "aggregate_regret",
             "50 arms (5x the observation and the actions), 500-step episodes, 10 pulls per arm",
         ),
         Task(
@@ -130,7 +150,6 @@ LADDER: dict[str, Task] = {
                 "max_batches": 100,
                 **BATCH_10_5,
             },
-            "cost",
             "when to stop: every batch costs 0.001, the answer's regret is paid at the stop "
             "(the all-zero batch); 100 batches truncate (cost 0.1)",
         ),
@@ -138,7 +157,6 @@ LADDER: dict[str, Task] = {
             "misid",
             "TopK-v0",
             {**BETA_5_5, "n_arms": 10, "k": 1, "budget": 200, "objective": "misidentification"},
-            "misidentified",
             "a 0/1 terminal reward (-1 if the answer is not the best arm): the sparsest "
             "signal of the ladder",
         ),

@@ -44,7 +44,13 @@ from agents.learned.algos import (
     MASKABLE,
     RECURRENT,
 )
-from agents.learned.callbacks import PeriodicEval, Progress, TimeLimit, keep_deterministic
+from agents.learned.callbacks import (
+    PeriodicEval,
+    Progress,
+    TimeLimit,
+    VecValidation,
+    keep_deterministic,
+)
 from agents.learned.families import PRESETS, PULL_BY_PULL_ID, evaluation_env, training_kwargs
 from agents.learned.imitation import ImitationSettings
 from agents.learned.imitation import imitate as imitate_teacher
@@ -117,6 +123,13 @@ class TrainConfig:
             ``eval_episodes`` validation seeds; ``None``: only at the end if
             ``eval_episodes > 0``.
         eval_episodes: validation episodes per evaluation (0: none).
+        validation: how validation episodes are played: ``"agent"`` one at a time
+            through ``PolicyAgent`` on the benchmark form of the family
+            (:class:`~agents.learned.callbacks.PeriodicEval`), or ``"vector"`` all at
+            once on a vector env of the training form
+            (:class:`~agents.learned.callbacks.VecValidation`: tens of times faster;
+            it logs the task's score too, and chooses the play mode and the best
+            checkpoint by it).
         save_path: save the final model there (``.zip`` + ``.json`` sidecar).
         keep_best: also save the best evaluated model as ``<save_path>-best.zip``: the
             lowest validation regret in the mode it would play (see ``sample``).
@@ -153,6 +166,7 @@ class TrainConfig:
     imitate: Mapping[str, Any] | None = None
     eval_every: int | None = None
     eval_episodes: int = 200
+    validation: str = "agent"
     save_path: str | Path | None = None
     keep_best: bool = False
     max_seconds: float | None = None
@@ -197,6 +211,8 @@ class TrainConfig:
                 "policy='arm-set' is a feed-forward actor-critic policy (PPO, A2C, "
                 f"MaskablePPO); use policy='mlp' for {self.algo}"
             )
+        if self.validation not in ("agent", "vector"):
+            raise ValueError(f"validation={self.validation!r} must be 'agent' or 'vector'")
         if self.reward not in ("env", "posterior"):
             raise ValueError(f"reward={self.reward!r} must be 'env' or 'posterior'")
         if self.reward == "posterior" and self.prior is None:
@@ -314,11 +330,13 @@ def train(
     )
     metadata["policy_agent"]["deterministic"] = not config.sample
     if evaluator is not None:
-        final = evaluator.run()
+        done = evaluator.history and evaluator.history[-1]["timesteps"] == model.num_timesteps
+        final = evaluator.history[-1] if done else evaluator.run()
         metadata["policy_agent"]["deterministic"] = keep_deterministic(final)
         if len(evaluator.modes) > 1:
             mode = "deterministic" if metadata["policy_agent"]["deterministic"] else "sampled"
             say(f"the saved policy plays {mode} (sampled only if clearly better on validation)")
+        evaluator.close()
     venv.close()
     metadata["training"].update(
         timesteps=int(model.num_timesteps),
@@ -411,8 +429,13 @@ def _evaluator(
         modes: tuple[str, ...] = ("deterministic",)
     else:
         modes = ("sampled",) if config.sample else ("deterministic", "sampled")
-    eval_id, eval_kwargs = evaluation_env(config.env_id, kwargs)
-    return PeriodicEval(
+    if config.validation == "vector":
+        evaluator_cls: type[PeriodicEval] = VecValidation
+        eval_id, eval_kwargs = config.env_id, kwargs
+    else:
+        evaluator_cls = PeriodicEval
+        eval_id, eval_kwargs = evaluation_env(config.env_id, kwargs)
+    return evaluator_cls(
         config.eval_every or config.total_timesteps + 1,
         config.eval_episodes,
         eval_id,
