@@ -172,7 +172,7 @@ def main() -> None:
     if skipped:
         print(
             f"(not compiled, not measured: {', '.join(skipped)}; bayes_dp is an exact dynamic "
-            "program over posterior states, for 3-arm families: it cannot play n = 1000)"
+            "program over posterior states, for families of a few arms: it cannot play n = 1000)"
         )
     print("\n2. batch cost, n = 1000, K = 10, (b, r) = (b, b) (target <= 2 us + 50 ns/pull)")
     for name in names:

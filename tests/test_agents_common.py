@@ -23,8 +23,9 @@ import agents
 import bandit_envs
 from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE, ScriptedAgent
 
-# bayes_dp solves the exact Bayes-optimal DP: tiny families only (3 arms, budget <= 30; it
-# refuses larger ones by design), tested in test_agents_bayes.py.
+# bayes_dp solves the exact Bayes-optimal DP: tiny families only (at most 40M posterior
+# states, e.g. 4 arms with budget <= 45; it refuses larger ones by design), tested in
+# test_agents_bayes.py and test_bayes_exact.py.
 NAMES = [n for n in agents.available() if n != "bayes_dp"]
 K_ONE_ONLY = {n for n in NAMES if agents.agent_class(n).k_values == frozenset({1})}
 

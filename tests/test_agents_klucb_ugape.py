@@ -1,4 +1,4 @@
-"""KL-LUCB (Kaufmann & Kalyanakrishnan 2013) and UGapE (Gabillon et al. 2012): issue 11.
+"""KL-LUCB (Kaufmann & Kalyanakrishnan 2013) and UGapE (Gabillon et al. 2012).
 
 * the KL bounds are the bisection of ``T d(mean, q) <= beta`` and the exploration rates
   are the papers' formulas;

@@ -17,14 +17,11 @@ fails here as well.
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
+from _import_graph import MODULES, cycles, graph
 
 import agents
 
-ROOT = Path(agents.__file__).resolve().parent
 #: The engine's modules, lowest first (``agents.engine`` is the package's public facade).
 ENGINE_ORDER = [
     "agents.engine.dispatch",
@@ -45,31 +42,7 @@ FAMILIES = ["elimination", "lucb", "glr", "bayesian", "pac"]
 LAYERS = ["engine", "protocol", "families", "playing", "learned", "package"]
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {_module_name(p): p for p in ROOT.rglob("*.py")}
-
-
-def _imports(path: Path) -> set[str]:
-    """The ``agents`` modules ``path`` imports, at any depth (function bodies too).
-
-    ``from package import module`` imports ``module`` (not the package's own names).
-    """
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                out.add(sub if sub in MODULES else node.module)
-    return {m for m in out if m in MODULES}
-
-
-GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
+GRAPH = graph()
 
 
 def layer(name: str) -> str:
@@ -118,35 +91,8 @@ def test_imports_point_down(name: str) -> None:
             raise AssertionError(f"{name} imports {target}, a module of its own layer")
 
 
-def test_no_import_cycle_inside_a_family() -> None:
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    cycles: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in GRAPH[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                cycles.append(sorted(comp))
-
-    for v in GRAPH:
-        if v not in index:
-            visit(v)
-    assert cycles == []
+def test_no_import_cycle() -> None:
+    assert cycles(GRAPH) == []
 
 
 def test_every_registered_agent_lives_in_a_family() -> None:

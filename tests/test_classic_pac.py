@@ -1,4 +1,4 @@
-"""Median Elimination and Exponential-Gap Elimination (issue 11) against their papers.
+"""Median Elimination and Exponential-Gap Elimination against their papers.
 
 * round sample sizes: the pulls after each round (``max_batches`` = rounds, one batch per
   round with ``batch_size=None``) equal the papers' formulas, recomputed here;

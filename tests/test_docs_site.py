@@ -39,7 +39,7 @@ pytest.importorskip("material")
 pytest.importorskip("mkdocstrings_handlers.python")
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Pages opened in the browser: home, a spec page, both generated catalogs, a tutorial,
+#: Pages opened in the browser: home, a spec page, both generated catalogs, two tutorials,
 #: two experiment pages with figures, the performance page and an API page.
 MAIN_PAGES = (
     "index.html",
@@ -47,6 +47,7 @@ MAIN_PAGES = (
     "agent-catalog.html",
     "instances.html",
     "tutorials/reproduce-paper-figure.html",
+    "tutorials/benchmark-your-own-algorithm.html",
     "experiments/quick.html",
     "experiments/chen2017.html",
     "performance.html",

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
-from pathlib import Path
+
+from _import_graph import ROOT, cycles, graph
 
 import agents.learned
 
-ROOT = Path(agents.__file__).resolve().parent
 #: The documented order (agents/learned/__init__.py): each module imports only earlier ones.
 ORDER = [
     "families",
@@ -22,66 +21,10 @@ ORDER = [
     "evaluation",
     "callbacks",
     "imitation",
+    "exact",
     "training",
     "cli",
 ]
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """Every ``agents.*`` module ``path`` imports, at any depth (function bodies too)."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
-            out.update(f"{node.module}.{a.name}" for a in node.names)
-    return {m for m in out if m.split(".")[0] == "agents"}
-
-
-def _graph() -> dict[str, set[str]]:
-    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
-    return {
-        name: {m for m in _imports(path) if m in files and m != "agents" and m != name}
-        for name, path in files.items()
-    }
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return out
 
 
 def test_every_module_is_in_the_documented_order() -> None:
@@ -92,18 +35,18 @@ def test_every_module_is_in_the_documented_order() -> None:
 
 
 def test_no_import_cycle_through_the_learned_code() -> None:
-    graph = _graph()
+    edges = graph()
     ours = {f"agents.learned.{m}" for m in ORDER} | {"agents.learned", "agents.registry"}
-    bad = [c for c in _cycles(graph) if ours & set(c)]
+    bad = [c for c in cycles(edges) if ours & set(c)]
     assert bad == []
     # the layering: a module imports only modules before it in ORDER
     for i, name in enumerate(ORDER):
-        deps = {m.rsplit(".", 1)[1] for m in graph[f"agents.learned.{name}"] if "learned." in m}
+        deps = {m.rsplit(".", 1)[1] for m in edges[f"agents.learned.{name}"] if "learned." in m}
         assert deps <= set(ORDER[:i]), (name, deps - set(ORDER[:i]))
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
 
 
 def test_imports_in_a_fresh_interpreter_load_only_earlier_modules() -> None:

@@ -240,8 +240,8 @@ def k_for(name: str) -> int:
     return 1 if agents.agent_class(name).k_values == frozenset({1}) else 2
 
 
-# The exact Bayes-optimal DP refuses families with more than a few million posterior states
-# (3 arms, budget <= 30): it plays a small instance here. Bayesian TTTS never stops by itself
+# The exact Bayes-optimal DP refuses families with more than 40M posterior states (e.g. 4
+# arms: budget <= 45): it plays a small instance here. Bayesian TTTS never stops by itself
 # in fixed confidence and costs up to 100 posterior samples a pull: fewer batches.
 OVERRIDES = {"bayes_dp": {"n_arms": 3, "budget": 12}, "bayes_ttts": {"max_batches": 40}}
 

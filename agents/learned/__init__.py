@@ -14,7 +14,8 @@ One concern per module, imported in this order (each imports only modules above 
 | ``saving`` | ``save_policy``, ``load_policy``, ``policy_agent`` | SB3 |
 | ``evaluation`` | held-out evaluation, ``Summary``, ``compare`` | - |
 | ``callbacks`` | progress, time limits, periodic validation | SB3 |
-| ``imitation`` | DAgger: fit a policy to a prior-aware teacher (KG*) | torch, SB3 |
+| ``imitation`` | DAgger: fit a policy to a prior-aware teacher (KG*, the exact DP) | torch, SB3 |
+| ``exact`` | a trained policy as a level policy (``agents.bayesian.exact`` evaluates it) | torch |
 | ``training`` | ``train``, ``TrainResult`` | torch, SB3 |
 | ``cli`` | ``add_train_arguments``, ``train_from_args`` | torch, SB3 |
 
@@ -44,6 +45,7 @@ _LAZY = {
     "VecPosteriorReward": "vec_env",
     "ImitationSettings": "imitation",
     "imitate": "imitation",
+    "level_policy": "exact",
     "make_training_env": "vec_env",
     "load_policy": "saving",
     "policy_agent": "saving",

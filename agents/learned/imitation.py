@@ -11,17 +11,21 @@ structured prediction to no-regret online learning", AISTATS 2011):
 
 1. iteration 0 plays the teacher; iteration ``i > 0`` plays the current policy (its most
    likely action), in ``episodes`` episodes of the training family each;
-2. every visited state is labelled with the teacher's action and added to the data
-   (the data are aggregated over iterations);
+2. every visited state is labelled with the teacher's action (or its tied actions) and
+   added to the data (the data are aggregated over iterations);
 3. the policy is fitted to all the data by maximum likelihood (cross-entropy of the
    teacher's action, minibatches of ``batch_size``, ``epochs`` passes, the policy's own
    optimizer at ``learning_rate``).
 
 The teacher is queried on the states the *learner* visits, so the policy learns to
-recover from its own mistakes (DAgger's point). Only one-pull families (``TopK-v0``:
-a ``Discrete`` action) are supported: KG* pulls one arm at a time. Afterwards PPO can
-fine-tune the policy (:func:`agents.learned.training.train` with ``imitate=`` and
-``total_timesteps > 0``).
+recover from its own mistakes (DAgger's point). A second teacher, ``"dp"``
+(:func:`dp_teacher`), is the Bayes-optimal policy itself on tiny families (the exact
+dynamic program of :mod:`agents.bayesian.exact`); it labels a state with its tied optimal
+arms as a distribution (uniform over them), and the fit's cross-entropy is then taken
+against that distribution (iteration 0 plays an arm drawn from it). Only one-pull
+families (``TopK-v0``: a ``Discrete`` action) are supported: both teachers pull one arm
+at a time. Afterwards PPO can fine-tune the policy
+(:func:`agents.learned.training.train` with ``imitate=`` and ``total_timesteps > 0``).
 """
 
 from __future__ import annotations
@@ -37,10 +41,11 @@ from gymnasium import spaces
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
+from agents.bayesian.bayes_dp import solved
 from agents.bayesian.knowledge_gradient import kg_choice
 from bandit_envs.wrappers import FlatObservation
 
-__all__ = ["TEACHERS", "ImitationSettings", "imitate", "kg_teacher"]
+__all__ = ["TEACHERS", "ImitationSettings", "dp_teacher", "imitate", "kg_teacher"]
 
 
 def kg_teacher(
@@ -66,8 +71,38 @@ def kg_teacher(
     return out
 
 
-#: Teachers by name: ``(counts, means, pulls_left, prior, k, rng) -> arm per row``.
-TEACHERS: dict[str, Callable[..., np.ndarray]] = {"kg": kg_teacher}
+def dp_teacher(
+    counts: np.ndarray,
+    means: np.ndarray,
+    pulls_left: np.ndarray,
+    prior: tuple[float, float],
+    k: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The Bayes-optimal arms for each row: a row of weights, uniform over the tied arms.
+
+    The exact DP of the family (:class:`agents.bayesian.exact.BetaBernoulliDP`, through
+    :func:`agents.bayesian.bayes_dp.solved`; the budget is the row's pulls made plus
+    ``pulls_left``), solved once per family and kept: the arms whose values are within
+    1e-12 of the best share the row (the ``bayes_dp`` agent draws one of them). Tiny
+    families only (the DP's limit on posterior states). ``rng`` is not used.
+    """
+    a, b = prior
+    counts = np.asarray(counts, dtype=np.int64)
+    wins = np.rint(np.asarray(means, dtype=np.float64) * counts).astype(np.int64)
+    out = np.zeros(counts.shape, dtype=np.float64)
+    for row in range(counts.shape[0]):
+        budget = int(counts[row].sum() + pulls_left[row])
+        solver = solved(counts.shape[1], k, budget, a, b)
+        q = solver.q_values(wins[row], counts[row] - wins[row])
+        tied = q >= q.max() - 1e-12
+        out[row] = tied / tied.sum()
+    return out
+
+
+#: Teachers by name: ``(counts, means, pulls_left, prior, k, rng) ->`` an arm per row, or
+#: a row of weights per row (the teacher's arms: the fit's target distribution).
+TEACHERS: dict[str, Callable[..., np.ndarray]] = {"kg": kg_teacher, "dp": dp_teacher}
 
 
 @dataclass(frozen=True)
@@ -190,22 +225,48 @@ def _collect(
         xs.append(flat)
         ys.append(target)
         if teacher_plays:
-            action = target
+            action = target if target.ndim == 1 else _draw(target, rng)
         else:
             with torch.no_grad():
                 action, _ = policy.predict(flat, deterministic=True)
-            same += int(np.sum(action == target))
-            total += target.size
+            if target.ndim == 1:
+                same += int(np.sum(action == target))
+            else:  # the policy's arm is one of the teacher's
+                arm = action < target.shape[1]  # the stop action is never the teacher's
+                rows = np.arange(len(target))
+                same += int(np.sum(arm & (target[rows, np.where(arm, action, 0)] > 0)))
+            total += len(target)
         obs, _, dones, _ = venv.step(np.asarray(action))
         done_episodes += int(np.sum(dones))
     return np.concatenate(xs), np.concatenate(ys), same / total if total else 1.0
+
+
+def _draw(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One arm per row, drawn with probabilities ``weights`` (rows sum to 1)."""
+    cum = np.cumsum(weights, axis=1)
+    u = rng.random((len(weights), 1)) * cum[:, -1:]
+    return np.minimum((cum <= u).sum(axis=1), weights.shape[1] - 1)
+
+
+def _targets(y: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(y, dtype=torch.int64 if y.ndim == 1 else torch.float32)
+
+
+def _cross_entropy(dist: Any, y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the teacher's arms (an arm, or weights over the arms)."""
+    if y.ndim == 1:
+        return -dist.log_prob(y).mean()
+    logits = dist.distribution.logits
+    if y.shape[-1] < logits.shape[-1]:  # the stop action (index n_arms): weight 0
+        y = torch.nn.functional.pad(y, (0, logits.shape[-1] - y.shape[-1]))
+    return -(y * logits).sum(dim=-1).mean()
 
 
 def _loss(policy: Any, x: np.ndarray, y: np.ndarray) -> float:
     """Mean cross-entropy of the teacher's actions under the policy."""
     with torch.no_grad():
         dist = policy.get_distribution(torch.as_tensor(x, dtype=torch.float32))
-        return float(-dist.log_prob(torch.as_tensor(y, dtype=torch.int64)).mean())
+        return float(_cross_entropy(dist, _targets(y)))
 
 
 def _fit(
@@ -221,7 +282,7 @@ def _fit(
     for group in policy.optimizer.param_groups:
         group["lr"] = settings.learning_rate
     xt = torch.as_tensor(x, dtype=torch.float32)
-    yt = torch.as_tensor(y, dtype=torch.int64)
+    yt = _targets(y)
     loss_mean = 0.0
     for _ in range(settings.epochs):
         order = torch.as_tensor(rng.permutation(len(x)))
@@ -229,7 +290,7 @@ def _fit(
         for lo in range(0, len(x), settings.batch_size):
             idx = order[lo : lo + settings.batch_size]
             dist = policy.get_distribution(xt[idx])
-            loss = -dist.log_prob(yt[idx]).mean()
+            loss = _cross_entropy(dist, yt[idx])
             policy.optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
