@@ -28,7 +28,9 @@ __all__ = [
     "episode_score",
     "evaluation_env",
     "preset_kwargs",
+    "reference_agents",
     "score_name",
+    "space_text",
     "task_of",
     "training_kwargs",
 ]
@@ -42,6 +44,22 @@ BETA_5_5: dict[str, Any] = {"instance": "beta-random", "instance_params": {"a": 
 BATCH_10_5: dict[str, Any] = {"batch_size": 10, "repeat_limit": 5}
 #: The price of a batch in the ``fixed-confidence`` task.
 FIXED_CONFIDENCE_COST = 0.001
+#: The action spaces of the ladder's training envs (:func:`space_text`).
+_BATCH_ACTIONS = "BatchPulls(n_arms=10, batch_size=10, repeat_limit=5)"
+#: The observation of 10 arms (TopK-v0, TopK-Batch-v0) with at most ``{}`` pulls of an arm.
+_OBS_10 = (
+    "Dict(counts: int64[10] in [0, {}], means: float64[10] in [0, 1], "
+    "remaining: float64[1] in [0, 1])"
+)
+#: The observation of TopK-PullByPull-v0 (the batch being composed, r = 5, comes first).
+_OBS_10_PBP = (
+    "Dict(batch: int64[10] in [0, 5], counts: int64[10] in [0, {}], "
+    "means: float64[10] in [0, 1], remaining: float64[1] in [0, 1])"
+)
+
+
+#: Reference agents that take the family's Beta prior (``a``, ``b``) as parameters.
+PRIOR_AGENTS = frozenset({"kg", "bayes_ttts", "bayes_dp"})
 
 
 @dataclass(frozen=True)
@@ -53,12 +71,20 @@ class Task:
         env_id: ``"TopK-v0"`` (one pull per step) or ``"TopK-Batch-v0"``.
         kwargs: the ``gym.make`` kwargs of the family.
         hard: what makes the task hard (the ladder table).
+        spaces: the documented ``(action space, observation space)`` of the training env
+            of each preset of the task (``NAME`` and, for a batch task, ``NAME-pbp``), in
+            the form of :func:`space_text`.
+        reference: the scripted and Bayesian agents the task is scored against (by
+            registered name; :func:`reference_agents` gives their parameters): a
+            normalised score is 0 for ``uniform`` and 1 for the best of them.
     """
 
     name: str
     env_id: str
     kwargs: Mapping[str, Any]
     hard: str
+    spaces: Mapping[str, tuple[str, str]]
+    reference: tuple[str, ...]
 
     @property
     def score(self) -> str:
@@ -117,6 +143,8 @@ LADDER: dict[str, Task] = {
             {**BETA_5_5, "n_arms": 10, "k": 3, "budget": 200},
             "a terminal reward only (the regret of the answer after 200 steps); small gaps "
             "between Beta(5, 5) means",
+            {"one-pull": ("Discrete(11)", _OBS_10.format(200))},
+            ("uniform", "sar", "lucb", "eb_tc", "kg", "bayes_ttts"),
         ),
         Task(
             "batch-budget",
@@ -124,6 +152,11 @@ LADDER: dict[str, Task] = {
             {**BETA_5_5, "n_arms": 10, "k": 3, "budget": 200, **BATCH_10_5},
             "a vector action (0..5 pulls of each arm, at most 10 in all); an action over the "
             "limits is projected while training (the pull-by-pull form masks it instead)",
+            {
+                "batch-budget": (_BATCH_ACTIONS, _OBS_10.format(200)),
+                "batch-budget-pbp": ("MaskedDiscrete(11)", _OBS_10_PBP.format(200)),
+            },
+            ("uniform", "batch_sar", "halving", "lucb", "kg", "bayes_ttts"),
         ),
         Task(
             "batch-count",
@@ -131,12 +164,25 @@ LADDER: dict[str, Task] = {
             {**BETA_5_5, "n_arms": 10, "k": 3, "budget": 80, "max_batches": 8, **BATCH_10_5},
             "8 batches in all: a batch not filled is pulls lost, so a policy must plan how "
             "to spread every batch",
+            {
+                "batch-count": (_BATCH_ACTIONS, _OBS_10.format(80)),
+                "batch-count-pbp": ("MaskedDiscrete(11)", _OBS_10_PBP.format(80)),
+            },
+            ("uniform", "batch_sar", "halving", "lucb", "kg", "bayes_ttts"),
         ),
         Task(
             "large",
             "TopK-v0",
             {**BETA_5_5, "n_arms": 50, "k": 5, "budget": 500},
             "50 arms (5x the observation and the actions), 500-step episodes, 10 pulls per arm",
+            {
+                "large": (
+                    "Discrete(51)",
+                    "Dict(counts: int64[50] in [0, 500], means: float64[50] in [0, 1], "
+                    "remaining: float64[1] in [0, 1])",
+                )
+            },
+            ("uniform", "sar", "lucb", "eb_tc", "kg", "bayes_ttts"),
         ),
         Task(
             "fixed-confidence",
@@ -152,6 +198,11 @@ LADDER: dict[str, Task] = {
             },
             "when to stop: every batch costs 0.001, the answer's regret is paid at the stop "
             "(the all-zero batch); 100 batches truncate (cost 0.1)",
+            {
+                "fixed-confidence": (_BATCH_ACTIONS, _OBS_10.format(1000)),
+                "fixed-confidence-pbp": ("MaskedDiscrete(11)", _OBS_10_PBP.format(1000)),
+            },
+            ("uniform", "lucb", "lil_lucb", "batch_racing", "eb_tc", "bayes_ttts"),
         ),
         Task(
             "misid",
@@ -159,9 +210,37 @@ LADDER: dict[str, Task] = {
             {**BETA_5_5, "n_arms": 10, "k": 1, "budget": 200, "objective": "misidentification"},
             "a 0/1 terminal reward (-1 if the answer is not the best arm): the sparsest "
             "signal of the ladder",
+            {"misid": ("Discrete(11)", _OBS_10.format(200))},
+            ("uniform", "sequential_halving", "successive_rejects", "ttts", "eb_tc", "kg"),
         ),
     )
 }
+
+
+def reference_agents(task: Task) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, params)`` of the task's reference agents (:attr:`Task.reference`): the
+    prior-aware ones (:data:`PRIOR_AGENTS`) get the family's Beta prior ``a``, ``b``."""
+    prior = task.kwargs.get("instance_params", {})
+    return [
+        (name, {"a": prior["a"], "b": prior["b"]} if name in PRIOR_AGENTS else {})
+        for name in task.reference
+    ]
+
+
+def space_text(space: Any) -> str:
+    """A space in the ladder table's form: a ``Dict`` as ``Dict(key: ..., ...)``, a
+    ``Box`` with one bound as ``dtype[shape] in [low, high]``, anything else its repr."""
+    import numpy as np
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        return "Dict(" + ", ".join(f"{k}: {space_text(v)}" for k, v in space.spaces.items()) + ")"
+    if isinstance(space, spaces.Box):
+        low, high = np.unique(space.low), np.unique(space.high)
+        if len(low) == 1 and len(high) == 1:
+            shape = "x".join(map(str, space.shape))
+            return f"{space.dtype.name}[{shape}] in [{low[0]:g}, {high[0]:g}]"
+    return repr(space)
 
 
 def _presets() -> dict[str, tuple[str, dict[str, Any]]]:
