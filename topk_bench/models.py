@@ -20,7 +20,8 @@ A rerun finds the models and does not train again, so evaluation resumes with th
 same models. Training is seeded by (base seed, experiment, model, ``seed``) and uses
 a fixed number of steps, so the same command trains the same model (up to
 floating-point differences across machines). A model is written under a temporary
-name and renamed when complete: an interrupted training leaves nothing half-written.
+name and renamed when complete: an interrupted training leaves no model (a rerun clears
+its temporary directory and trains it again).
 
 Keys of a ``[[train]]`` table (see :func:`agents.learned.training.train` for their meaning):
 ``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``, ``algo`` (``ppo``),
@@ -55,6 +56,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import time
@@ -512,7 +514,13 @@ def train_missing(
             todo.remove(spec)
     if not todo:
         return []
-    model_path(out, todo[0].model).parent.mkdir(parents=True, exist_ok=True)
+    models_dir = model_path(out, todo[0].model).parent
+    models_dir.mkdir(parents=True, exist_ok=True)
+    for spec in todo:  # what a killed training left: never a complete model (no .zip)
+        stale = re.compile(rf"\.tmp-{re.escape(spec.model)}-\d+")
+        for left in models_dir.iterdir():
+            if left.is_dir() and stale.fullmatch(left.name):
+                shutil.rmtree(left, ignore_errors=True)
     for spec in todo:
         first = f"DAgger ({spec.imitate}), then " if spec.imitate is not None else ""
         say(
