@@ -219,6 +219,20 @@ def test_saved_algorithm_is_read_from_a_plain_sb3_save(tmp_path, algo) -> None:
     assert saved_algo(tmp_path / "m.zip") == (algo, "its saved hyperparameters")
 
 
+@pytest.mark.parametrize(
+    ("algo", "policy"), [("recurrent_ppo", "MlpLstmPolicy"), ("maskable_ppo", "MlpPolicy")]
+)
+def test_saved_algorithm_is_read_from_an_sb3_contrib_policy_class(tmp_path, algo, policy) -> None:
+    """sb3-contrib's PPO variants save PPO's hyperparameters (``clip_range``): only the
+    policy class tells them from PPO."""
+    contrib = pytest.importorskip("sb3_contrib")
+    from agents.learned.metadata import saved_algo
+
+    cls = {"recurrent_ppo": contrib.RecurrentPPO, "maskable_ppo": contrib.MaskablePPO}[algo]
+    cls(policy, "CartPole-v1", n_steps=8, batch_size=8, device="cpu").save(tmp_path / "m")
+    assert saved_algo(tmp_path / "m.zip") == (algo, "its policy class")
+
+
 # -------------------------------------------- fixed confidence without a stop
 def fc_env(env_id: str, **kw) -> gym.Env:
     base = {

@@ -374,3 +374,26 @@ def test_shipped_learned_vs_scripted_models_match_the_config():
         env = make_env(point.env_id, point.env_kwargs)
         result = agents.run_episode(env, agent, seed=0)
         assert result.pulls == 200 and agent.projections == 0
+
+
+def test_a_resumed_run_trains_only_missing_models_and_clears_killed_ones(tmp_path, monkeypatch):
+    """A killed training leaves ``.tmp-MODEL-PID`` (no .zip): the rerun trains that model
+    again, from a clean directory, and leaves finished models and other dirs alone."""
+    exp = load(config())
+    models_dir = models.model_path(tmp_path, "std").parent
+    models_dir.mkdir(parents=True)
+    models.model_path(tmp_path, "bat").write_bytes(b"finished")
+    (models_dir / ".tmp-std-4242").mkdir()  # killed while training std
+    (models_dir / ".tmp-std-extra-7").mkdir()  # another model's name
+    trained: list[str] = []
+
+    def fake_train(spec, *args, **kwargs):
+        assert not (models_dir / ".tmp-std-4242").exists()
+        trained.append(spec.model)
+        return spec.model, 0.0, ""
+
+    monkeypatch.setattr(models, "_train_one", fake_train)
+    assert models.train_missing(exp.train, exp.name, tmp_path, progress=False) == ["std"]
+    assert trained == ["std"]
+    assert (models_dir / ".tmp-std-extra-7").exists()
+    assert models.model_path(tmp_path, "bat").read_bytes() == b"finished"

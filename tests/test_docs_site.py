@@ -187,7 +187,7 @@ def test_every_image_is_a_real_image(site: Path) -> None:
         assert head == b"\x89PNG\r\n\x1a\n" or path.suffix == ".svg", f"{path} is not a PNG"
 
 
-def test_catalogs_list_every_agent_instance_and_experiment(site: Path) -> None:
+def test_catalogs_list_every_agent_instance_experiment_and_ladder_task(site: Path) -> None:
     import agents
     from bandit_envs import instances
     from topk_bench.config import shipped
@@ -199,6 +199,13 @@ def test_catalogs_list_every_agent_instance_and_experiment(site: Path) -> None:
     text = (site / "instances.html").read_text(encoding="utf-8")
     missing = [n for n in instances.available() if f"<code>{n}</code>" not in text]
     assert not missing, f"instance catalog lacks {missing}"
+
+    from agents.learned.families import LADDER
+
+    text = (site / "ladder.html").read_text(encoding="utf-8")
+    presets = [preset for task in LADDER.values() for preset in task.spaces]
+    missing = [p for p in presets if f"<code>{p}</code>" not in text]
+    assert not missing, f"the ladder table lacks {missing}"
 
     pages = " ".join(p.read_text(encoding="utf-8") for p in (site / "experiments").glob("*.html"))
     missing = [n for n in shipped() if n not in pages]

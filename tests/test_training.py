@@ -226,7 +226,11 @@ def test_evaluation_env_and_bad_arguments() -> None:
             log=None,
         )
     with pytest.raises(ValueError, match="arm-set"):
-        train(TrainConfig("TopK-v0", STD, algo="dqn", total_timesteps=10), log=None)
+        train(
+            TrainConfig("TopK-v0", STD, algo="dqn", policy="arm-set", total_timesteps=10),
+            log=None,
+        )
+    assert TrainConfig("TopK-v0", STD, algo="dqn").policy == "mlp"  # each algo's default
     with pytest.raises(ValueError, match="invalid_action"):
         train(
             TrainConfig("TopK-Batch-v0", {**BATCH, "invalid_action": "raise"}, total_timesteps=10),

@@ -286,8 +286,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         return 1
     parser = argparse.ArgumentParser(
         prog="topk-bench train",
-        description="Train PPO (or A2C, DQN) on a TopK family, save it, and compare it with "
-        "scripted agents (--compare; the same as examples/train_ppo.py).",
+        description="Train PPO (or A2C, DQN, RecurrentPPO, MaskablePPO) on a TopK family, save "
+        "it, and compare it with scripted agents (--compare; the same as examples/train_ppo.py).",
     )
     add_train_arguments(parser)
     options = parser.parse_args(args.rest)

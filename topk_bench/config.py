@@ -517,9 +517,10 @@ _BOTH_SETTINGS = frozenset({"fixed_budget", "fixed_confidence"})
 
 def _agent_settings(name: str) -> frozenset[str]:
     import agents
+    from agents.learned.adapter import LOADERS
 
     prefix, sep, _ = name.partition(":")
-    if (sep and prefix in ("ppo", "a2c", "dqn")) or name.startswith(TRAINED_PREFIX):
+    if (sep and prefix in LOADERS) or name.startswith(TRAINED_PREFIX):
         from agents.learned.adapter import PolicyAgent
 
         return frozenset(PolicyAgent.settings)
@@ -540,6 +541,7 @@ def _check_agents(
 ) -> tuple[list[AgentSpec], list[str], set[str]]:
     import agents
     from agents import registry
+    from agents.learned.adapter import LOADERS
 
     available = set(agents.available())
     specs: list[AgentSpec] = []
@@ -580,7 +582,7 @@ def _check_agents(
             specs.append(AgentSpec(label, name, params, _agent_settings(name), source=source))
             continue
         prefix, sep, path = name.partition(":")
-        if sep and prefix in ("ppo", "a2c", "dqn"):
+        if sep and prefix in LOADERS:
             from agents.learned.metadata import check_saved_algo, model_file
 
             try:

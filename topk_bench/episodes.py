@@ -146,7 +146,6 @@ def make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gym.Env:
     return gym.make(env_id, disable_env_checker=True, **dict(env_kwargs))
 
 
-_SB3_PREFIXES = ("ppo", "a2c", "dqn")
 _POLICY_CACHE: dict[str, Any] = {}
 
 
@@ -159,8 +158,10 @@ def make_agent(name: str, params: Mapping[str, Any], target: str | None = None) 
     this process (loading a model costs far more than an episode), and torch is limited
     to one thread per process (the workers already use every core).
     """
+    from agents.learned.adapter import LOADERS
+
     prefix, sep, path = name.partition(":")
-    if not (sep and prefix in _SB3_PREFIXES):
+    if not (sep and prefix in LOADERS):
         return agents.make(target or name, **dict(params))
     key = json.dumps([name, dict(params)], sort_keys=True, default=str)
     if key not in _POLICY_CACHE:

@@ -20,7 +20,8 @@ A rerun finds the models and does not train again, so evaluation resumes with th
 same models. Training is seeded by (base seed, experiment, model, ``seed``) and uses
 a fixed number of steps, so the same command trains the same model (up to
 floating-point differences across machines). A model is written under a temporary
-name and renamed when complete: an interrupted training leaves nothing half-written.
+name and renamed when complete: an interrupted training leaves no model (a rerun clears
+its temporary directory and trains it again).
 
 Keys of a ``[[train]]`` table (see :func:`agents.learned.training.train` for their meaning):
 ``model`` (required), ``preset`` or ``env_id`` (one of them required), ``env``, ``algo`` (``ppo``),
@@ -55,6 +56,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import time
@@ -101,6 +103,7 @@ _OVERRIDABLE = (
     "reward",
     "obs_options",
     "imitate",
+    "validation",
 )
 
 
@@ -125,6 +128,7 @@ class TrainSpec:
     reward: str = "env"
     obs_options: Mapping[str, Any] = field(default_factory=dict)
     imitate: Mapping[str, Any] | None = None
+    validation: str = "agent"
 
     def describe(self) -> dict[str, Any]:
         """JSON-able form (stored in the results directory's manifest)."""
@@ -134,12 +138,14 @@ class TrainSpec:
         out["obs_options"] = dict(self.obs_options)
         out["prior"] = list(self.prior) if self.prior is not None else None
         out["imitate"] = dict(self.imitate) if self.imitate is not None else None
+        if self.validation == "agent":  # the default: tables written before it existed
+            del out["validation"]
         return out
 
 
 def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
-    from agents.learned.algos import ALGOS
-    from agents.learned.families import PRESETS
+    from agents.learned.algos import ALGO_NAMES, ALGOS, DEFAULT_POLICY
+    from agents.learned.families import PRESETS, PULL_BY_PULL_ID
 
     model = entry["model"]
     if not model or "/" in model or "\\" in model or model.startswith("."):
@@ -156,16 +162,26 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
         env_id, base = PRESETS[entry["preset"]]
     else:
         env_id, base = entry["env_id"], {}
-        if env_id not in ("TopK-v0", "TopK-Batch-v0"):
-            raise ConfigError(f"{where}.env_id: {env_id!r} must be 'TopK-v0' or 'TopK-Batch-v0'")
+        if env_id not in ("TopK-v0", "TopK-Batch-v0", PULL_BY_PULL_ID):
+            raise ConfigError(
+                f"{where}.env_id: {env_id!r} must be 'TopK-v0', 'TopK-Batch-v0' or "
+                f"{PULL_BY_PULL_ID!r}"
+            )
     algo = entry.get("algo", "ppo")
-    if algo not in ALGOS:
-        raise ConfigError(f"{where}.algo: {algo!r} must be one of {sorted(ALGOS)}")
-    policy = entry.get("policy", "mlp" if algo == "dqn" else "arm-set")
+    if algo not in ALGO_NAMES:
+        raise ConfigError(f"{where}.algo: {algo!r} must be one of {sorted(ALGO_NAMES)}")
+    if algo not in ALGOS:  # pragma: no cover - depends on the install
+        raise ConfigError(
+            f"{where}.algo: {algo!r} needs sb3-contrib: pip install 'topk-bandit-envs[rl]'"
+        )
+    policy = entry.get("policy", DEFAULT_POLICY[algo])
     if policy not in ("arm-set", "mlp"):
         raise ConfigError(f"{where}.policy: {policy!r} must be 'arm-set' or 'mlp'")
-    if algo == "dqn" and (policy != "mlp" or env_id != "TopK-v0"):
-        raise ConfigError(f"{where}.algo: DQN needs policy='mlp' and env_id='TopK-v0'")
+    if algo == "dqn" and (policy != "mlp" or env_id not in ("TopK-v0", PULL_BY_PULL_ID)):
+        raise ConfigError(
+            f"{where}.algo: DQN needs policy='mlp' and a Discrete action space (env_id "
+            f"'TopK-v0', or {PULL_BY_PULL_ID!r} with invalid_action='project')"
+        )
     reward_scale = entry.get("reward_scale", 10.0)
     if not reward_scale > 0:
         raise ConfigError(f"{where}.reward_scale: must be > 0, got {reward_scale!r}")
@@ -183,6 +199,9 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
         raise ConfigError(f"{where}.reward: {reward!r} must be 'env' or 'posterior'")
     if reward == "posterior" and prior is None:
         raise ConfigError(f"{where}.reward: 'posterior' needs prior = [a, b]")
+    validation = entry.get("validation", "agent")
+    if validation not in ("agent", "vector"):
+        raise ConfigError(f"{where}.validation: {validation!r} must be 'agent' or 'vector'")
     imitate = entry.get("imitate")
     if entry["timesteps"] == 0 and imitate is None:
         raise ConfigError(f"{where}.timesteps: 0 trains nothing (allowed only with imitate)")
@@ -195,7 +214,7 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
             raise ConfigError(f"{where}.{err}") from None
         if prior is None or env_id != "TopK-v0":
             raise ConfigError(f"{where}.imitate: needs prior = [a, b] and a one-pull family")
-    return TrainSpec(
+    spec = TrainSpec(
         model=model,
         env_id=env_id,
         env_kwargs={**base, **dict(entry.get("env", {}))},
@@ -213,7 +232,13 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
         reward=reward,
         obs_options=dict(entry.get("obs_options", {})),
         imitate=dict(imitate) if imitate is not None else None,
+        validation=validation,
     )
+    try:
+        _config(spec, seed=0, save_path=None, progress=False)  # the rules of TrainConfig
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{where}: {err}") from None
+    return spec
 
 
 def parse_train(cfg: Mapping[str, Any], reduced: bool = False) -> tuple[TrainSpec, ...]:
@@ -252,12 +277,13 @@ def _check_family(spec: TrainSpec, where: str) -> None:
     import gymnasium as gym
 
     import bandit_envs  # noqa: F401
+    from agents.learned.families import training_kwargs
 
-    kwargs = dict(spec.env_kwargs)
-    if spec.env_id == "TopK-Batch-v0":
-        kwargs.setdefault("invalid_action", "project")
-        if kwargs["invalid_action"] != "project":
-            raise ConfigError(f"{where}.env.invalid_action: training needs 'project'")
+    try:
+        kwargs = training_kwargs(spec.env_id, spec.env_kwargs)
+    except ValueError as err:
+        raise ConfigError(f"{where}.env: {err}") from None
+    kwargs.pop("render_mode", None)
     try:
         gym.make(spec.env_id, disable_env_checker=True, **kwargs).close()
     except Exception as err:
@@ -348,7 +374,7 @@ def _train_one(
 
     ``progress``: a tqdm bar in this process; ``queue``: report the steps there instead.
     """
-    from agents.learned.training import TrainConfig, train
+    from agents.learned.training import train
 
     final = model_path(out, spec.model)
     tmp_dir = final.parent / f".tmp-{spec.model}-{os.getpid()}"
@@ -363,26 +389,11 @@ def _train_one(
             log_file.flush()
 
         start = time.perf_counter()
-        config = TrainConfig(
-            spec.env_id,
-            spec.env_kwargs,
-            algo=spec.algo,
-            policy=spec.policy,
-            total_timesteps=spec.timesteps,
-            num_envs=spec.num_envs,
+        config = _config(
+            spec,
             seed=train_seed(experiment, spec, base_seed),
-            algo_kwargs=spec.algo_kwargs,
-            reward_scale=spec.reward_scale,
-            eval_episodes=spec.eval_episodes,
-            eval_every=spec.eval_every,
-            keep_best=spec.keep_best,
-            prior=spec.prior,
-            reward=spec.reward,
-            obs_options=spec.obs_options,
-            imitate=spec.imitate,
             save_path=tmp_dir / final.name,
-            progress_bar=progress,
-            torch_threads=1,
+            progress=progress,
         )
         train(
             config,
@@ -412,6 +423,34 @@ def _train_one(
     shutil.rmtree(tmp_dir, ignore_errors=True)
     done = [line for line in lines if line.startswith("trained ")]
     return spec.model, time.perf_counter() - start, done[-1] if done else ""
+
+
+def _config(spec: TrainSpec, *, seed: int, save_path: Any, progress: bool) -> Any:
+    """The :class:`~agents.learned.training.TrainConfig` of ``spec`` (one torch thread)."""
+    from agents.learned.training import TrainConfig
+
+    return TrainConfig(
+        spec.env_id,
+        spec.env_kwargs,
+        algo=spec.algo,
+        policy=spec.policy,
+        total_timesteps=spec.timesteps,
+        num_envs=spec.num_envs,
+        seed=seed,
+        algo_kwargs=spec.algo_kwargs,
+        reward_scale=spec.reward_scale,
+        eval_episodes=spec.eval_episodes,
+        eval_every=spec.eval_every,
+        keep_best=spec.keep_best,
+        prior=spec.prior,
+        reward=spec.reward,
+        obs_options=spec.obs_options,
+        imitate=spec.imitate,
+        validation=spec.validation,
+        save_path=save_path,
+        progress_bar=progress,
+        torch_threads=1,
+    )
 
 
 def _bench_entry(spec: TrainSpec, experiment: str, base_seed: int) -> dict[str, Any]:
@@ -475,7 +514,13 @@ def train_missing(
             todo.remove(spec)
     if not todo:
         return []
-    model_path(out, todo[0].model).parent.mkdir(parents=True, exist_ok=True)
+    models_dir = model_path(out, todo[0].model).parent
+    models_dir.mkdir(parents=True, exist_ok=True)
+    for spec in todo:  # what a killed training left: never a complete model (no .zip)
+        stale = re.compile(rf"\.tmp-{re.escape(spec.model)}-\d+")
+        for left in models_dir.iterdir():
+            if left.is_dir() and stale.fullmatch(left.name):
+                shutil.rmtree(left, ignore_errors=True)
     for spec in todo:
         first = f"DAgger ({spec.imitate}), then " if spec.imitate is not None else ""
         say(

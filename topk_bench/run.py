@@ -256,8 +256,11 @@ def _with_models(
     progress: bool,
     retrain: bool = False,
 ) -> Experiment:
-    """Train (or copy shipped) models ``exp`` declares that ``out`` lacks; point agents at them."""
-    for spec in exp.train:
+    """Train (or copy shipped) models ``exp`` declares that ``out`` lacks and some point
+    plays (a reduced run plays a subset); point agents at them."""
+    playing = {agent.name for _, agent in exp.pairs()}
+    needed = [spec for spec in exp.train if TRAINED_PREFIX + spec.model in playing]
+    for spec in needed:
         if model_path(out, spec.model).exists():
             continue
         users = {a.label for a in exp.agents if a.name == TRAINED_PREFIX + spec.model}
@@ -268,7 +271,7 @@ def _with_models(
                 f"with the old one's rows; restore the file or use another --out"
             )
     train_missing(
-        exp.train,
+        needed,
         exp.name,
         out,
         jobs=jobs,

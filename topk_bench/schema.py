@@ -28,7 +28,8 @@ Top level::
                                   preset | env_id, env, algo, policy, timesteps (req.),
                                   num_envs, seed, algo_kwargs, reward_scale, eval_episodes,
                                   eval_every, keep_best, prior = [a, b], reward =
-                                  "env"|"posterior", obs_options, imitate}
+                                  "env"|"posterior", obs_options, imitate, validation =
+                                  "agent"|"vector"}
                                   (reduced.train overrides them in reduced mode)
     claims       [table]          the paper's claims, machine-checkable (topk_bench.claims):
                                   {text (req.), source, metric (req.), agents (req.),
@@ -106,6 +107,7 @@ _TRAIN_KEYS = {
     "reward": "str",
     "obs_options": {"type": "table", "free": True},
     "imitate": {"type": "table", "free": True},
+    "validation": "str",
 }
 _TRAIN = {"type": "table", "keys": _TRAIN_KEYS, "required": ["model", "timesteps"]}
 _CLAIM = {

@@ -29,6 +29,21 @@ so the benchmark runner gives it the same seeds and the same episodes:
   the empirical top k and warns once (``UserWarning``); ``answer="policy"`` is refused
   (``ValueError`` at ``reset``).
 
+Policies of sb3-contrib play the same way:
+
+* a recurrent policy (``RecurrentPPO``) carries its LSTM state from one step to the
+  next and starts every episode from the zero state (``reset``);
+* a masked policy (``MaskablePPO``) gets the play env's action masks with each
+  observation: those its training env would give (``TopK-v0``: every action;
+  ``TopK-Batch-v0``: the per-arm counts of :func:`bandit_envs.spaces.count_masks`);
+* a policy trained on ``TopK-PullByPull-v0`` (its observation has a ``batch`` entry)
+  composes each batch of the play env pull by pull, as that env does: it is asked one
+  sub-step at a time (one more pull of an arm, with the arms that have ``r`` pulls in
+  the batch masked, or end the batch) until it ends the batch or the batch is full
+  (``min(b, pulls left, n r)`` pulls); an empty batch is the stop. At the answer step
+  it picks the ``k`` arms one at a time. A masked policy never makes an invalid
+  sub-step; an unmasked one's invalid sub-step ends the batch (that env's projection).
+
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
 ``agent.total_projections`` / ``agent.total_decisions`` since the agent was built.
@@ -37,6 +52,7 @@ Every action that had to be changed to be valid is counted: ``agent.projections`
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -48,9 +64,21 @@ from agents.bayesian.beta_prior import check_bernoulli, check_beta_prior, poster
 from agents.registry import register_loader
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
+from bandit_envs.spaces import count_masks
 from bandit_envs.top_k_batch import project_answer, project_pulls
 
-__all__ = ["PolicyAgent", "SampledPolicyAgent"]
+__all__ = ["LOADERS", "PolicyAgent", "SampledPolicyAgent"]
+
+#: The ``agents.make("PREFIX:PATH")`` prefixes that load a saved model (the algorithm).
+LOADERS = ("ppo", "a2c", "dqn", "recurrent_ppo", "maskable_ppo")
+#: Where each algorithm's class lives (``agents.learned.algos.ALGOS`` imports them all).
+_ALGO_CLASSES = {
+    "ppo": ("stable_baselines3", "PPO"),
+    "a2c": ("stable_baselines3", "A2C"),
+    "dqn": ("stable_baselines3", "DQN"),
+    "recurrent_ppo": ("sb3_contrib", "RecurrentPPO"),
+    "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
+}
 
 
 class PolicyAgent(Agent):
@@ -70,6 +98,9 @@ class PolicyAgent(Agent):
         name: the name results are reported under.
         seed: seeds the tie-breaking of empirical answers.
         prior: ``(a, b)``, the Beta prior of ``answer="posterior"``.
+        pull_by_pull: compose every batch pull by pull (a policy trained on
+            ``TopK-PullByPull-v0``); ``None``: when the policy's observation has a
+            ``batch`` entry (its ``Dict`` space, or its ``obs_transform``'s features).
 
     Attributes:
         projections: actions this episode that were not in the play env's action set
@@ -77,6 +108,8 @@ class PolicyAgent(Agent):
         decisions: actions this episode (sampling steps and the answer step).
         total_projections: ``projections`` summed over every episode played.
         total_decisions: ``decisions`` summed over every episode played.
+        recurrent: the policy carries a state (an LSTM) across steps.
+        masked: the policy takes action masks (``predict(..., action_masks=)``).
     """
 
     name = "policy"
@@ -91,6 +124,7 @@ class PolicyAgent(Agent):
         name: str | None = None,
         seed: int | None = None,
         prior: Sequence[float] | None = None,
+        pull_by_pull: bool | None = None,
     ) -> None:
         super().__init__(seed=seed)
         if answer not in ("auto", "policy", "empirical", "posterior"):
@@ -117,6 +151,16 @@ class PolicyAgent(Agent):
         self.total_projections = self.total_decisions = 0
         self._blind_answer = False  # auto, on a policy that cannot see the phase: empirical
         self._warned = False
+        net = getattr(policy, "policy", None)
+        self.recurrent = hasattr(net, "lstm_actor")
+        predict = getattr(policy, "predict", None)
+        self.masked = predict is not None and "action_masks" in _parameters(predict)
+        if pull_by_pull is None:
+            features = getattr(obs_transform, "features", ())
+            pull_by_pull = "batch" in (self._keys or ()) or "batch" in features
+        self.pull_by_pull = bool(pull_by_pull)
+        self._state: Any = None
+        self._episode_start = True
 
     # --------------------------------------------------------------- protocol
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
@@ -131,6 +175,7 @@ class PolicyAgent(Agent):
             self._refuse_or_warn_blind_answer()
         super().reset(problem, seed=seed)
         self.projections = self.decisions = 0
+        self._state, self._episode_start = None, True  # a recurrent policy starts afresh
 
     @property
     def sees_phase(self) -> bool:
@@ -177,8 +222,12 @@ class PolicyAgent(Agent):
         self.total_decisions += 1
         if int(observation.get("phase", 0)) == 1:
             action, projected = self._answer_action(observation)
+        elif self.pull_by_pull:
+            batch, projected = self._compose_batch(observation)
+            action, _ = self._sampling_action(batch, observation)
         else:
-            action, projected = self._sampling_action(self._predict(observation), observation)
+            raw = self._predict(observation, self._masks(observation))
+            action, projected = self._sampling_action(raw, observation)
         if projected:
             self.projections += 1
             self.total_projections += 1
@@ -200,13 +249,97 @@ class PolicyAgent(Agent):
             obs = self.obs_transform(obs)
         return obs
 
-    def _predict(self, observation: Mapping[str, Any]) -> np.ndarray:
+    def _predict(
+        self, observation: Mapping[str, Any], mask: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The policy's action (``mask``: the valid actions, for a masked policy)."""
         obs = self._policy_observation(observation)
-        if hasattr(self.policy, "predict"):
-            action, _ = self.policy.predict(obs, deterministic=self.deterministic)
-        else:
-            action = self.policy(obs)
+        if not hasattr(self.policy, "predict"):
+            return np.asarray(self.policy(obs))
+        if self.deterministic and not self.recurrent:
+            probs = _action_probs(self.policy, obs, mask if self.masked else None)
+            if probs is not None:
+                action = np.array([int(np.argmax(p)) for p in probs], dtype=np.int64)
+                return action if len(probs) > 1 else action.reshape(())
+        kwargs: dict[str, Any] = {"deterministic": self.deterministic}
+        if self.masked and mask is not None:
+            kwargs["action_masks"] = mask
+        if self.recurrent:
+            kwargs.update(state=self._state, episode_start=np.array([self._episode_start]))
+        action, state = self.policy.predict(obs, **kwargs)
+        if self.recurrent:
+            self._state, self._episode_start = state, False
         return np.asarray(action)
+
+    def _masks(self, observation: Mapping[str, Any]) -> np.ndarray | None:
+        """The masks a masked policy's training env gives now (``None``: not masked).
+
+        A ``Discrete`` policy (``TopK-v0``): every action; a ``MultiDiscrete`` one
+        (``TopK-Batch-v0``): each arm's counts up to ``min(r, b, pulls left)``.
+        """
+        if not self.masked:
+            return None
+        space = getattr(self.policy, "action_space", None)
+        nvec = getattr(space, "nvec", None)
+        if nvec is None:
+            return np.ones(int(getattr(space, "n", self.problem.n_arms + 1)), dtype=bool)
+        r = int(nvec[0]) - 1
+        return count_masks(len(nvec), r, np.array([min(r, self._batch_cap(observation))]))[0]
+
+    def _repeat_limit(self) -> int:
+        """The play env's per-arm cap in a batch (``TopK-PullByPull-v0``'s ``r``)."""
+        p = self.problem
+        for value in (p.repeat_limit, p.budget, p.batch_size):
+            if value is not None:
+                return int(value)
+        raise ValueError("a pull-by-pull policy needs a repeat_limit, budget or batch_size")
+
+    def _batch_cap(self, observation: Mapping[str, Any]) -> int:
+        """The most pulls the next batch may hold: ``min(b, pulls left, n r)``."""
+        p = self.problem
+        caps = [p.n_arms * self._repeat_limit()]
+        if p.batch_size is not None:
+            caps.append(p.batch_size)
+        if p.budget is not None:
+            caps.append(p.budget - int(np.sum(observation["counts"])))
+        return min(caps)
+
+    def _compose_batch(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, bool]:
+        """A batch composed pull by pull, as ``TopK-PullByPull-v0`` would (and whether an
+        invalid sub-step had to end it)."""
+        n = self.problem.n_arms
+        r, cap = self._repeat_limit(), self._batch_cap(observation)
+        batch = np.zeros(n, dtype=np.int64)
+        mask = np.ones(n + 1, dtype=bool)
+        total = 0
+        while total < cap:
+            np.less(batch, r, out=mask[:n])
+            choice = int(np.asarray(self._predict({**observation, "batch": batch.copy()}, mask)))
+            if not 0 <= choice <= n:
+                raise ValueError(f"policy sub-step {choice} must lie in [0, {n}]")
+            if choice == n:
+                break
+            if not mask[choice]:  # the env's projection: end the batch
+                return batch, True
+            batch[choice] += 1
+            total += 1
+        return batch, False
+
+    def _compose_answer(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, bool]:
+        """The answer picked one arm at a time (``TopK-PullByPull-v0``'s answer step)."""
+        n, k = self.problem.n_arms, self.problem.k
+        chosen = np.zeros(n, dtype=np.int64)
+        mask = np.zeros(n + 1, dtype=bool)
+        means = np.asarray(observation["means"], dtype=np.float64)
+        projected = False
+        for _ in range(k):
+            np.equal(chosen, 0, out=mask[:n])
+            choice = int(np.asarray(self._predict({**observation, "batch": chosen.copy()}, mask)))
+            if not (0 <= choice < n and mask[choice]):  # the env's projection
+                free = np.flatnonzero(chosen == 0)
+                choice, projected = int(free[np.argmax(means[free])]), True
+            chosen[choice] = 1
+        return chosen, projected
 
     # ----------------------------------------------------------------- mapping
     def _pull_vector(self, raw: np.ndarray) -> np.ndarray:
@@ -269,7 +402,9 @@ class PolicyAgent(Agent):
             )
             action[chosen] = 1
             return action, False
-        raw = self._predict(observation)
+        if self.pull_by_pull:
+            return self._compose_answer(observation)
+        raw = self._predict(observation, self._answer_masks())
         if raw.ndim == 0 or (raw.size == 1 and n > 1) or raw.shape != (n,):
             if self.answer == "policy" and raw.ndim == 1 and raw.size > 1:
                 raise ValueError(
@@ -283,6 +418,15 @@ class PolicyAgent(Agent):
         valid = raw.min() >= 0 and int(np.count_nonzero(raw)) == k
         return action, not valid
 
+    def _answer_masks(self) -> np.ndarray | None:
+        """A masked ``MultiDiscrete`` policy's masks at the answer step: counts 0 and 1."""
+        space = getattr(self.policy, "action_space", None)
+        nvec = getattr(space, "nvec", None)
+        if not self.masked or nvec is None:
+            return None
+        n, r = len(nvec), int(nvec[0]) - 1
+        return count_masks(n, r, np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool))[0]
+
     def _empirical_answer(self, observation: Mapping[str, Any]) -> np.ndarray:
         counts = np.asarray(observation["counts"])
         values = np.where(counts > 0, np.asarray(observation["means"], dtype=np.float64), -np.inf)
@@ -293,7 +437,7 @@ class PolicyAgent(Agent):
     # ------------------------------------------------------------------ loading
     @classmethod
     def load(cls, algo: str, path: str, **kwargs: Any) -> PolicyAgent:
-        """Load a saved stable-baselines3 model (``algo`` in ppo/a2c/dqn) on the CPU.
+        """Load a saved model (``algo`` one of :data:`LOADERS`) on the CPU.
 
         A model saved by :func:`agents.learned.saving.save_policy` carries its
         observation transform and how it plays (answer rule, sampling); explicit
@@ -301,19 +445,23 @@ class PolicyAgent(Agent):
         ``FileNotFoundError`` naming ``path``; a model saved by another algorithm than
         ``algo`` (:func:`agents.learned.metadata.saved_algo`) a ``ValueError``.
         """
-        try:
-            import stable_baselines3 as sb3
-        except ImportError as err:  # pragma: no cover - depends on the install
-            raise ImportError(
-                "loading a learned policy needs stable-baselines3: "
-                "pip install 'topk-bandit-envs[rl]'"
-            ) from err
+        import importlib
+
         from agents.learned.metadata import check_saved_algo, model_file, saved_agent_kwargs
 
+        if algo not in LOADERS:
+            raise ValueError(f"algo={algo!r} must be one of {list(LOADERS)}")
+        package, cls_name = _ALGO_CLASSES[algo]
+        try:
+            model_cls = getattr(importlib.import_module(package), cls_name)
+        except ImportError as err:  # pragma: no cover - depends on the install
+            raise ImportError(
+                f"loading a {algo} policy needs {package.replace('_', '-')}: "
+                "pip install 'topk-bandit-envs[rl]'"
+            ) from err
         name = f"{algo}:{path}"
         path = model_file(path)
         check_saved_algo(path, algo)
-        model_cls = getattr(sb3, algo.upper())
         model = model_cls.load(path, device="cpu")
         for key, value in saved_agent_kwargs(model, path).items():
             kwargs.setdefault(key, value)
@@ -342,16 +490,36 @@ class SampledPolicyAgent(PolicyAgent):
                 f"{policy!r} has no action distribution to sample (PPO/A2C models have one)"
             )
 
-    def _predict(self, observation: Mapping[str, Any]) -> np.ndarray:
+    def _predict(
+        self, observation: Mapping[str, Any], mask: np.ndarray | None = None
+    ) -> np.ndarray:
         import torch
 
         obs = self._policy_observation(observation)
         net = self.policy.policy
-        with torch.no_grad():
-            tensor, _ = net.obs_to_tensor(obs)
-            dist = net.get_distribution(tensor).distribution
-        parts = dist if isinstance(dist, list) else [dist]
-        probs = [d.probs[0].numpy().astype(np.float64) for d in parts]
+        probs = None if self.recurrent else _action_probs(self.policy, obs, self._mask(mask))
+        multi = probs is not None and len(probs) > 1
+        if probs is None:
+            with torch.no_grad():
+                tensor, _ = net.obs_to_tensor(obs)
+                if self.recurrent:
+                    state = self._state
+                    if state is None:
+                        zero = np.zeros(net.lstm_hidden_state_shape, dtype=np.float32)
+                        state = (zero, zero)
+                    dist, (h, c) = net.get_distribution(
+                        tensor,
+                        (torch.as_tensor(state[0]), torch.as_tensor(state[1])),
+                        torch.tensor([float(self._episode_start)]),
+                    )
+                    self._state, self._episode_start = (h.numpy(), c.numpy()), False
+                else:
+                    kwargs = {"action_masks": mask} if self.masked else {}
+                    dist = net.get_distribution(tensor, **kwargs)
+            parts = dist.distribution
+            multi = isinstance(parts, list)
+            parts = parts if multi else [parts]
+            probs = [d.probs[0].numpy().astype(np.float64) for d in parts]
         u = self.rng.random(len(probs))
         action = np.array(
             [
@@ -360,12 +528,68 @@ class SampledPolicyAgent(PolicyAgent):
             ],
             dtype=np.int64,
         )
-        return action if isinstance(dist, list) else action.reshape(())
+        return action if multi else action.reshape(())
+
+    def _mask(self, mask: np.ndarray | None) -> np.ndarray | None:
+        return mask if self.masked else None
+
+
+#: The logit sb3-contrib's masked distributions give a masked action.
+_MASKED_LOGIT = -1e8
+
+
+def _action_probs(model: Any, obs: Any, mask: np.ndarray | None) -> list[np.ndarray] | None:
+    """The action probabilities of an SB3 actor-critic ``model`` for one flat observation.
+
+    One array per action dimension (``Discrete``: one; ``MultiDiscrete``: one per arm),
+    computed as the policy's distribution does (the actor's logits, masked logits set to
+    sb3-contrib's ``-1e8``, softmax), without building the distribution objects, and
+    with the network put in evaluation mode once: about twice as fast per step as
+    ``model.predict``. ``None`` when this does not apply (a ``Dict`` observation, a
+    recurrent or value-based policy): use ``predict``.
+    """
+    net = getattr(model, "policy", None)
+    if not (
+        isinstance(obs, np.ndarray)
+        and hasattr(net, "mlp_extractor")
+        and hasattr(net, "action_net")
+        and not hasattr(net, "lstm_actor")
+    ):
+        return None
+    import torch
+    from stable_baselines3.common.policies import BaseModel
+
+    if net.training:
+        net.set_training_mode(False)
+    with torch.no_grad():
+        tensor = torch.as_tensor(obs, dtype=torch.float32).reshape(1, -1)
+        features = BaseModel.extract_features(net, tensor, net.pi_features_extractor)
+        logits = net.action_net(net.mlp_extractor.forward_actor(features))[0]
+        nvec = getattr(net.action_space, "nvec", None)
+        sizes = [int(v) for v in nvec] if nvec is not None else [int(logits.shape[0])]
+        out = []
+        start = 0
+        for size in sizes:
+            part = logits[start : start + size]
+            if mask is not None:
+                valid = torch.as_tensor(np.asarray(mask[start : start + size], dtype=bool))
+                part = torch.where(valid, part, torch.tensor(_MASKED_LOGIT))
+            out.append(torch.softmax(part, dim=-1).numpy().astype(np.float64))
+            start += size
+    return out
+
+
+def _parameters(fn: Callable[..., Any]) -> Mapping[str, Any]:
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return {}
 
 
 def _register_loaders() -> None:
-    """``agents.make("ppo:PATH")`` (also ``a2c:``, ``dqn:``) loads a saved model."""
-    for algo in ("ppo", "a2c", "dqn"):
+    """``agents.make("ppo:PATH")`` (also ``a2c:``, ``dqn:``, ``recurrent_ppo:``,
+    ``maskable_ppo:``) loads a saved model."""
+    for algo in LOADERS:
         register_loader(algo, functools.partial(PolicyAgent.load, algo), PolicyAgent)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.learned.families import evaluation_env
+from agents.learned.families import PULL_BY_PULL_ID, evaluation_env
 from bandit_envs.wrappers import FlatObservation, transform_from_config
 
 __all__ = [
@@ -48,6 +48,9 @@ def policy_metadata(
     else:
         answer = "policy" if kwargs.get("answer") == "agent" else "empirical"
     eval_id, eval_kwargs = evaluation_env(env_id, kwargs)
+    playing: dict[str, Any] = {"answer": answer, "deterministic": True}
+    if env_id.endswith(PULL_BY_PULL_ID):
+        playing["pull_by_pull"] = True  # PolicyAgent composes each batch pull by pull
     return {
         "format": METADATA_FORMAT,
         "version": METADATA_VERSION,
@@ -55,7 +58,7 @@ def policy_metadata(
         "env_id": env_id,
         "env_kwargs": jsonable(kwargs),
         "obs_transform": transform.config(),
-        "policy_agent": {"answer": answer, "deterministic": True},
+        "policy_agent": playing,
         "evaluation_env": {"env_id": eval_id, "env_kwargs": jsonable(eval_kwargs)},
         "training": jsonable(dict(training or {})),
     }
@@ -117,14 +120,37 @@ def model_file(path: str | Path) -> Path:
 _OWN_KEYS = {"ppo": ("clip_range",), "dqn": ("exploration_initial_eps", "target_update_interval")}
 
 
+#: Policy classes only one algorithm trains (sb3-contrib's; they save PPO's hyperparameters).
+_POLICY_MARKS = {
+    "recurrent_ppo": (b"sb3_contrib.common.recurrent",),
+    "maskable_ppo": (b"sb3_contrib.common.maskable", b"MaskableArmSetPolicy"),
+}
+
+
+def _policy_class_text(data: Mapping[str, Any]) -> bytes:
+    """The pickled reference of a saved model's policy class (module and name), or b""."""
+    import base64
+    import binascii
+
+    entry = data.get("policy_class")
+    if not isinstance(entry, Mapping):
+        return b""
+    text = str(entry.get("__module__", "")).encode()
+    try:
+        return text + base64.b64decode(str(entry.get(":serialized:", "")))
+    except (binascii.Error, ValueError):
+        return text
+
+
 def saved_algo(path: str | Path) -> tuple[str, str] | None:
     """``(algo, evidence)``: which algorithm saved the model ``path``, and how it is known.
 
     In order: the metadata inside the zip (``topk_policy["algo"]``, written by
-    :func:`agents.learned.saving.save_policy`), the JSON sidecar's ``algo``, else the
-    hyperparameters stable-baselines3 saved in the zip's ``data`` (only PPO saves
-    ``clip_range``, only DQN ``exploration_initial_eps``; A2C saves ``n_steps`` and
-    neither). ``None`` if none of these tells (not a zip, another algorithm).
+    :func:`agents.learned.saving.save_policy`), the JSON sidecar's ``algo``, the policy
+    class (sb3-contrib's recurrent or masked policies, :class:`MaskableArmSetPolicy`),
+    else the hyperparameters stable-baselines3 saved in the zip's ``data`` (only PPO
+    saves ``clip_range``, only DQN ``exploration_initial_eps``; A2C saves ``n_steps``
+    and neither). ``None`` if none of these tells (not a zip, another algorithm).
     """
     path = Path(path)
     data: dict[str, Any] = {}
@@ -144,6 +170,10 @@ def saved_algo(path: str | Path) -> tuple[str, str] | None:
             algo = None
         if isinstance(algo, str):
             return algo, f"its metadata sidecar {side}"
+    policy = _policy_class_text(data)
+    for algo, marks in _POLICY_MARKS.items():
+        if any(mark in policy for mark in marks):
+            return algo, "its policy class"
     for algo, keys in _OWN_KEYS.items():
         if any(key in data for key in keys):
             return algo, "its saved hyperparameters"

@@ -10,7 +10,12 @@ from gymnasium import spaces
 from stable_baselines3.common.policies import ActorCriticPolicy
 from torch import nn
 
-__all__ = ["ArmSetPolicy"]
+try:
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+except ImportError:  # pragma: no cover - depends on the install
+    MaskableActorCriticPolicy = None
+
+__all__ = ["ArmSetPolicy", "MaskableArmSetPolicy"]
 
 
 class _ArmSetTrunk(nn.Module):
@@ -82,24 +87,8 @@ class _ArmSetNet(nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
 
-class ArmSetPolicy(ActorCriticPolicy):
-    """An actor-critic policy that treats the arms as a set (permutation-equivariant).
-
-    The flat observation of :class:`~bandit_envs.wrappers.FlatObservation` is read as
-    ``n_arms`` rows of ``arm_features`` per-arm features plus the global entries
-    (``remaining``, ``phase``). Every arm goes through the same DeepSets layers (its own
-    features, the mean and max over arms, the global entries), so a rule learned for one
-    arm holds for all, and permuting the arms permutes the action distribution. The
-    actor gives each arm its logits (``Discrete(n)``: one; ``MultiDiscrete([r+1]*n)``:
-    ``r + 1``; the stop action of ``Discrete(n + 1)`` gets a pooled logit); the critic
-    reads the pooled features. For PPO and A2C; :func:`train` fills the layout in.
-
-    Args:
-        n_arms: number of arms.
-        arm_features: per-arm features (feature-major blocks of ``n_arms`` entries).
-        hidden: width of the per-arm layers.
-        layers: number of DeepSets layers.
-    """
+class _ArmSetLayout:
+    """The arm-set network over an SB3 actor-critic base class (see :class:`ArmSetPolicy`)."""
 
     def __init__(
         self,
@@ -137,7 +126,7 @@ class ArmSetPolicy(ActorCriticPolicy):
         else:
             raise ValueError(f"ArmSetPolicy cannot act in {action_space} with n_arms={n_arms}")
         kwargs.setdefault("net_arch", [])
-        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)  # type: ignore[call-arg]
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = _ArmSetNet(
@@ -173,3 +162,36 @@ class ArmSetPolicy(ActorCriticPolicy):
             layers=self.n_layers,
         )
         return data
+
+
+class ArmSetPolicy(_ArmSetLayout, ActorCriticPolicy):
+    """An actor-critic policy that treats the arms as a set (permutation-equivariant).
+
+    The flat observation of :class:`~bandit_envs.wrappers.FlatObservation` is read as
+    ``n_arms`` rows of ``arm_features`` per-arm features plus the global entries
+    (``remaining``, ``phase``). Every arm goes through the same DeepSets layers (its own
+    features, the mean and max over arms, the global entries), so a rule learned for one
+    arm holds for all, and permuting the arms permutes the action distribution. The
+    actor gives each arm its logits (``Discrete(n)``: one; ``MultiDiscrete([r+1]*n)``:
+    ``r + 1``; the stop action of ``Discrete(n + 1)`` gets a pooled logit); the critic
+    reads the pooled features. For PPO and A2C (:class:`MaskableArmSetPolicy` for
+    MaskablePPO); :func:`~agents.learned.training.train` fills the layout in.
+
+    Args:
+        n_arms: number of arms.
+        arm_features: per-arm features (feature-major blocks of ``n_arms`` entries).
+        hidden: width of the per-arm layers.
+        layers: number of DeepSets layers.
+    """
+
+
+if MaskableActorCriticPolicy is not None:
+
+    class MaskableArmSetPolicy(_ArmSetLayout, MaskableActorCriticPolicy):
+        """:class:`ArmSetPolicy` for sb3-contrib's ``MaskablePPO``: the same network, masked.
+
+        The logits of the actions the env's ``action_masks()`` rule out are set to minus
+        infinity before sampling (``MaskableActorCriticPolicy``). For ``Discrete`` action
+        spaces (``TopK-v0``, ``TopK-PullByPull-v0``: an arm, or the stop / end-of-batch
+        action, whose logit is pooled over the arms) and ``MultiDiscrete`` ones.
+        """

@@ -4,12 +4,14 @@
 ``topk-bench train`` call
 (:mod:`agents.learned.cli` gives a CLI the same options). It builds a vector
 environment (:func:`~agents.learned.vec_env.make_training_env`), normalises the
-observation with :class:`bandit_envs.wrappers.FlatObservation`, trains PPO or A2C with
-:class:`~agents.learned.networks.ArmSetPolicy` (one network shared by all arms) or DQN
-with SB3's ``MlpPolicy`` (DQN only on the ``Discrete`` action space of ``TopK-v0``) on
-the CPU, with an optional progress bar, wall-clock or CPU-time limit and periodic
-evaluation (:mod:`agents.learned.callbacks`), and saves the model with its metadata
-(:mod:`agents.learned.saving`).
+observation with :class:`bandit_envs.wrappers.FlatObservation`, trains PPO, A2C or
+sb3-contrib's MaskablePPO with :class:`~agents.learned.networks.ArmSetPolicy` (one
+network shared by all arms; ``MaskableArmSetPolicy`` for MaskablePPO), DQN with SB3's
+``MlpPolicy`` (only on a ``Discrete`` action space: ``TopK-v0``, or
+``TopK-PullByPull-v0`` in project mode) or sb3-contrib's RecurrentPPO with its
+``MlpLstmPolicy``, on the CPU, with an optional progress bar, wall-clock or CPU-time
+limit and periodic evaluation (:mod:`agents.learned.callbacks`), and saves the model
+with its metadata (:mod:`agents.learned.saving`).
 
 Seeds: the training envs are reset once with ``seed`` (native vector env: one generator
 for all envs; ``DummyVecEnv``/``SyncVectorEnv``: env ``i`` gets ``seed + i``) and then
@@ -33,9 +35,23 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from agents.learned.adapter import PolicyAgent
-from agents.learned.algos import ALGO_DEFAULTS, ALGOS
-from agents.learned.callbacks import PeriodicEval, Progress, TimeLimit, keep_deterministic
-from agents.learned.families import PRESETS, evaluation_env, training_kwargs
+from agents.learned.algos import (
+    ALGO_DEFAULTS,
+    ALGO_NAMES,
+    ALGOS,
+    DEFAULT_POLICY,
+    DISCRETE_ONLY,
+    MASKABLE,
+    RECURRENT,
+)
+from agents.learned.callbacks import (
+    PeriodicEval,
+    Progress,
+    TimeLimit,
+    VecValidation,
+    keep_deterministic,
+)
+from agents.learned.families import PRESETS, PULL_BY_PULL_ID, evaluation_env, training_kwargs
 from agents.learned.imitation import ImitationSettings
 from agents.learned.imitation import imitate as imitate_teacher
 from agents.learned.metadata import jsonable, policy_metadata, sidecar_path
@@ -75,12 +91,16 @@ class TrainConfig:
     """What :func:`train` trains, for how long, how it is evaluated and where it is saved.
 
     Attributes:
-        env_id: ``"TopK-v0"`` or ``"TopK-Batch-v0"`` (or a key of :data:`PRESETS`,
-            whose kwargs are then updated by ``env_kwargs``).
+        env_id: ``"TopK-v0"``, ``"TopK-Batch-v0"`` or ``"TopK-PullByPull-v0"`` (or a
+            key of :data:`PRESETS`, whose kwargs are then updated by ``env_kwargs``).
         env_kwargs: ``gym.make`` kwargs of the family (``shuffle=True`` by default).
-        algo: ``"ppo"``, ``"a2c"`` or ``"dqn"`` (``TopK-v0`` only).
-        policy: ``"arm-set"`` (:class:`ArmSetPolicy`, PPO/A2C) or ``"mlp"`` (SB3's
-            ``MlpPolicy``, 2 x 128; the only choice for DQN).
+        algo: ``"ppo"``, ``"a2c"``, ``"dqn"`` (a ``Discrete`` action space),
+            ``"recurrent_ppo"`` or ``"maskable_ppo"`` (sb3-contrib; the only algorithm
+            for ``TopK-PullByPull-v0`` in raise mode, its default).
+        policy: ``"arm-set"`` (:class:`ArmSetPolicy`: PPO, A2C, MaskablePPO) or
+            ``"mlp"`` (SB3's ``MlpPolicy``, 2 x 128, the only choice for DQN;
+            RecurrentPPO's ``MlpLstmPolicy``, its only choice); ``None``: the
+            algorithm's default (:data:`~agents.learned.algos.DEFAULT_POLICY`).
         total_timesteps: environment steps to train for (all envs together).
         num_envs: parallel environments.
         seed: seeds the model and the training envs (``seed + i``).
@@ -103,6 +123,13 @@ class TrainConfig:
             ``eval_episodes`` validation seeds; ``None``: only at the end if
             ``eval_episodes > 0``.
         eval_episodes: validation episodes per evaluation (0: none).
+        validation: how validation episodes are played: ``"agent"`` one at a time
+            through ``PolicyAgent`` on the benchmark form of the family
+            (:class:`~agents.learned.callbacks.PeriodicEval`), or ``"vector"`` all at
+            once on a vector env of the training form
+            (:class:`~agents.learned.callbacks.VecValidation`: tens of times faster;
+            it logs the task's score too, and chooses the play mode and the best
+            checkpoint by it).
         save_path: save the final model there (``.zip`` + ``.json`` sidecar).
         keep_best: also save the best evaluated model as ``<save_path>-best.zip``: the
             lowest validation regret in the mode it would play (see ``sample``).
@@ -127,7 +154,7 @@ class TrainConfig:
     env_id: str = "TopK-v0"
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     algo: str = "ppo"
-    policy: str = "arm-set"
+    policy: str | None = None
     total_timesteps: int = 200_000
     num_envs: int = 8
     seed: int = 0
@@ -139,6 +166,7 @@ class TrainConfig:
     imitate: Mapping[str, Any] | None = None
     eval_every: int | None = None
     eval_episodes: int = 200
+    validation: str = "agent"
     save_path: str | Path | None = None
     keep_best: bool = False
     max_seconds: float | None = None
@@ -155,16 +183,36 @@ class TrainConfig:
             object.__setattr__(self, "env_id", env_id)
             object.__setattr__(self, "env_kwargs", {**preset, **dict(self.env_kwargs or {})})
         object.__setattr__(self, "algo", self.algo.lower())
-        if self.algo not in ALGOS:
-            raise ValueError(f"algo={self.algo!r} must be one of {sorted(ALGOS)}")
-        if self.algo == "dqn" and not self.env_id.endswith("TopK-v0"):
-            raise ValueError("DQN needs a Discrete action space: use env_id='TopK-v0'")
+        if self.algo not in ALGO_NAMES:
+            raise ValueError(f"algo={self.algo!r} must be one of {sorted(ALGO_NAMES)}")
+        if self.algo not in ALGOS:  # pragma: no cover - depends on the install
+            raise ValueError(
+                f"algo={self.algo!r} needs sb3-contrib: pip install 'topk-bandit-envs[rl]'"
+            )
+        pull_by_pull = self.env_id.endswith(PULL_BY_PULL_ID)
+        if self.algo in DISCRETE_ONLY and not (self.env_id.endswith("TopK-v0") or pull_by_pull):
+            raise ValueError(
+                f"{self.algo.upper()} needs a Discrete action space: use env_id='TopK-v0' "
+                f"or {PULL_BY_PULL_ID!r}"
+            )
+        if pull_by_pull and self.algo not in MASKABLE:
+            mode = dict(self.env_kwargs or {}).get("invalid_action", "raise")
+            if mode != "project":
+                raise ValueError(
+                    f"{PULL_BY_PULL_ID} with invalid_action={mode!r} needs a masked policy "
+                    f"(algo='maskable_ppo'); {self.algo} trains with invalid_action='project'"
+                )
+        if self.policy is None:
+            object.__setattr__(self, "policy", DEFAULT_POLICY[self.algo])
         if self.policy not in ("arm-set", "mlp"):
             raise ValueError(f"policy={self.policy!r} must be 'arm-set' or 'mlp'")
-        if self.policy == "arm-set" and self.algo == "dqn":
+        if self.policy == "arm-set" and self.algo in DISCRETE_ONLY | RECURRENT:
             raise ValueError(
-                "policy='arm-set' is an actor-critic policy (PPO, A2C); use policy='mlp' for DQN"
+                "policy='arm-set' is a feed-forward actor-critic policy (PPO, A2C, "
+                f"MaskablePPO); use policy='mlp' for {self.algo}"
             )
+        if self.validation not in ("agent", "vector"):
+            raise ValueError(f"validation={self.validation!r} must be 'agent' or 'vector'")
         if self.reward not in ("env", "posterior"):
             raise ValueError(f"reward={self.reward!r} must be 'env' or 'posterior'")
         if self.reward == "posterior" and self.prior is None:
@@ -282,11 +330,13 @@ def train(
     )
     metadata["policy_agent"]["deterministic"] = not config.sample
     if evaluator is not None:
-        final = evaluator.run()
+        done = evaluator.history and evaluator.history[-1]["timesteps"] == model.num_timesteps
+        final = evaluator.history[-1] if done else evaluator.run()
         metadata["policy_agent"]["deterministic"] = keep_deterministic(final)
         if len(evaluator.modes) > 1:
             mode = "deterministic" if metadata["policy_agent"]["deterministic"] else "sampled"
             say(f"the saved policy plays {mode} (sampled only if clearly better on validation)")
+        evaluator.close()
     venv.close()
     metadata["training"].update(
         timesteps=int(model.num_timesteps),
@@ -341,15 +391,19 @@ def _model(
     params = {**ALGO_DEFAULTS[config.algo], **dict(config.algo_kwargs or {})}
     if config.policy == "arm-set":
         policy_cls: Any = ArmSetPolicy
+        if config.algo in MASKABLE:
+            from agents.learned.networks import MaskableArmSetPolicy
+
+            policy_cls = MaskableArmSetPolicy
         params["policy_kwargs"] = {
             "n_arms": transform.n_arms,
             "arm_features": len(transform.features),
             **params.get("policy_kwargs", {}),
         }
     else:
-        policy_cls = "MlpPolicy"
+        policy_cls = "MlpLstmPolicy" if config.algo in RECURRENT else "MlpPolicy"
         params["policy_kwargs"] = {"net_arch": [128, 128], **params.get("policy_kwargs", {})}
-    if config.algo == "ppo":
+    if "n_steps" in params and "batch_size" in params:  # the PPO family
         # one update per n_steps * num_envs steps; keep the minibatch within it
         params["batch_size"] = min(params["batch_size"], params["n_steps"] * config.num_envs)
     model = ALGOS[config.algo](
@@ -371,12 +425,17 @@ def _evaluator(
     """Periodic validation on the family's evaluation env (``None`` without episodes)."""
     if config.eval_episodes <= 0:
         return None
-    if config.algo == "dqn" or config.sample is False:
+    if config.algo in DISCRETE_ONLY or config.sample is False:
         modes: tuple[str, ...] = ("deterministic",)
     else:
         modes = ("sampled",) if config.sample else ("deterministic", "sampled")
-    eval_id, eval_kwargs = evaluation_env(config.env_id, kwargs)
-    return PeriodicEval(
+    if config.validation == "vector":
+        evaluator_cls: type[PeriodicEval] = VecValidation
+        eval_id, eval_kwargs = config.env_id, kwargs
+    else:
+        evaluator_cls = PeriodicEval
+        eval_id, eval_kwargs = evaluation_env(config.env_id, kwargs)
+    return evaluator_cls(
         config.eval_every or config.total_timesteps + 1,
         config.eval_episodes,
         eval_id,

@@ -18,7 +18,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 import bandit_envs  # noqa: F401  (registers the ids; numba cache locators first)
-from agents.learned.families import training_kwargs
+from agents.learned.families import PULL_BY_PULL_ID, training_kwargs
 from bandit_envs.wrappers import FlatObservation
 
 __all__ = [
@@ -278,7 +278,8 @@ def make_training_env(
     """An SB3 ``VecEnv`` of ``num_envs`` copies of ``env_id`` with flat observations.
 
     Args:
-        env_id: ``"TopK-v0"`` or ``"TopK-Batch-v0"``.
+        env_id: ``"TopK-v0"``, ``"TopK-Batch-v0"`` or ``"TopK-PullByPull-v0"`` (no
+            native vector env: ``"auto"`` is ``"dummy"``).
         num_envs: parallel environments.
         seed: env ``i`` is reset with ``seed + i`` first, then continues its stream.
         env_kwargs: ``gym.make`` kwargs (``invalid_action="project"`` is set for the
@@ -302,12 +303,15 @@ def make_training_env(
     if num_envs < 1:
         raise ValueError(f"num_envs={num_envs} must be >= 1")
     native = _native_factory()
+    if env_id.endswith(PULL_BY_PULL_ID):  # no native vector env: one env object per copy
+        native = None
     if backend == "auto":
         backend = "native" if native is not None else "dummy"
     if backend == "native":
         if native is None:
             raise ImportError(
-                "backend='native' needs bandit_envs.sb3 (the native vector env adapter)"
+                f"backend='native' needs a native vector env of {env_id!r} and "
+                "bandit_envs.sb3 (the adapter); use backend='dummy'"
             )
         venv = native(env_id, num_envs, seed=seed, **kwargs)
     elif backend == "sync":

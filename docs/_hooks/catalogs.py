@@ -10,7 +10,9 @@ catalog. Everything comes from the running code, so the pages cannot drift from 
   link to the class's API entry). No module path is written here.
 * instances: :func:`bandit_envs.instances.available` and
   :func:`bandit_envs.instances.catalog`;
-* metrics (``<!-- metrics -->``): ``topk_bench.episodes.METRICS``.
+* metrics (``<!-- metrics -->``): ``topk_bench.episodes.METRICS``;
+* the ladder of RL tasks (``<!-- rl-ladder -->``): ``agents.learned.families.LADDER``
+  (each task's family, documented spaces, what makes it hard and its reference agents).
 
 The link to an agent's API entry is an *optional* autorefs reference: a link when the
 class is documented in the API reference, the class name as plain code otherwise.
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENT_MARKER = "<!-- agent-catalog -->"
 INSTANCE_MARKER = "<!-- instance-catalog -->"
 METRICS_MARKER = "<!-- metrics -->"
+LADDER_MARKER = "<!-- rl-ladder -->"
 
 _ROLE = re.compile(r":(?:py:)?[a-z]+:`~?([^`]+)`")
 _SETTINGS = (("fixed_budget", "fixed budget"), ("fixed_confidence", "fixed confidence"))
@@ -182,6 +185,40 @@ def metrics_table() -> str:
     return "\n".join(out)
 
 
+def _family_args(kwargs: Any) -> str:
+    """A family's ``gym.make`` kwargs but the shared prior, as code."""
+    shown = {k: v for k, v in kwargs.items() if k not in ("instance", "instance_params")}
+    return ", ".join(f"`{key}={value!r}`" for key, value in shown.items())
+
+
+def ladder_table() -> str:
+    """Markdown: one row per preset of every ladder task (its form, spaces, difficulty)."""
+    _import_path()
+    from agents.learned.families import LADDER, PRESETS, reference_agents
+
+    out = [
+        "| task | env id and arguments | action space | observation space "
+        "| what makes it hard | score | reference agents |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, task in LADDER.items():
+        refs = ", ".join(
+            f"`{agent}`" + (" (prior)" if params else "")
+            for agent, params in reference_agents(task)
+        )
+        for preset, (action, observation) in task.spaces.items():
+            env_id, kwargs = PRESETS[preset]
+            first = preset == name
+            family = _family_args(kwargs if first else {"invalid_action": kwargs["invalid_action"]})
+            label = f"`{preset}`" if first else f"`{preset}` (the same task, pull by pull)"
+            out.append(
+                f"| {label} | `{env_id}`: {family} | `{action}` | `{observation}` "
+                f"| {_cell(task.hard) if first else 'the same; a masked policy plays it exactly'} "
+                f"| `{task.score}` | {refs if first else '-'} |"
+            )
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if AGENT_MARKER in markdown:
         markdown = markdown.replace(AGENT_MARKER, agent_catalog())
@@ -189,4 +226,6 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         markdown = markdown.replace(INSTANCE_MARKER, instance_catalog())
     if METRICS_MARKER in markdown:
         markdown = markdown.replace(METRICS_MARKER, metrics_table())
+    if LADDER_MARKER in markdown:
+        markdown = markdown.replace(LADDER_MARKER, ladder_table())
     return markdown
