@@ -292,8 +292,10 @@ def test_an_agent_with_fewer_runs_plays_the_first_ones(reference, tmp_path):
     ref = rows(reference)
     ref = ref[(ref["agent"] != "sar") | (ref["run"] < 2)].reset_index(drop=True)
     key = ["point", "agent", "run"]
-    assert df.sort_values(key).reset_index(drop=True).equals(
-        ref.sort_values(key).reset_index(drop=True)
+    assert (
+        df.sort_values(key)
+        .reset_index(drop=True)
+        .equals(ref.sort_values(key).reset_index(drop=True))
     )
     # the config's own run count (e.g. --runs, reduced mode) still caps it
     assert experiment(agents=few, runs=1).episodes() == len(experiment().pairs())
