@@ -142,8 +142,10 @@ def candidates_into(alpha, beta, k, pulls, top, values, out):
 
 
 @numba.njit(cache=True)
-def estimate(alpha, beta, k, pulls, arms, sims, rng, q_sum, d_sum, d_sq, base):
-    """Sums over ``sims`` simulations of ``Q`` and of ``Q - Q(base)`` per arm of ``arms``.
+def estimate(alpha, beta, k, pulls, arms, sims, rng, q_sum, q_sq, d_sum, d_sq, base):
+    """Sums over ``sims`` simulations of ``Q``, ``Q^2``, ``Q - Q(base)`` and its square.
+
+    Per arm of ``arms``.
 
     ``arms[j]`` is simulated for every ``j`` (``base`` is an index into ``arms``); the
     same means and reward uniforms serve every arm of a simulation.
@@ -155,6 +157,7 @@ def estimate(alpha, beta, k, pulls, arms, sims, rng, q_sum, d_sum, d_sq, base):
     q = np.empty(arms.shape[0])
     for j in range(arms.shape[0]):
         q_sum[j] = 0.0
+        q_sq[j] = 0.0
         d_sum[j] = 0.0
         d_sq[j] = 0.0
     for _ in range(sims):
@@ -167,6 +170,7 @@ def estimate(alpha, beta, k, pulls, arms, sims, rng, q_sum, d_sum, d_sq, base):
         for j in range(arms.shape[0]):
             d = q[j] - q[base]
             q_sum[j] += q[j]
+            q_sq[j] += q[j] * q[j]
             d_sum[j] += d
             d_sq[j] += d * d
 
@@ -203,8 +207,9 @@ def rollout_choose(alpha, beta, k, pulls, sims, top, z, rng):
     if nrep == 1:
         return kg
     arms = reps[:nrep].copy()
-    q_sum, d_sum, d_sq = np.empty(nrep), np.empty(nrep), np.empty(nrep)
-    estimate(alpha, beta, k, pulls, arms, sims, rng, q_sum, d_sum, d_sq, 0)
+    q_sum, q_sq = np.empty(nrep), np.empty(nrep)
+    d_sum, d_sq = np.empty(nrep), np.empty(nrep)
+    estimate(alpha, beta, k, pulls, arms, sims, rng, q_sum, q_sq, d_sum, d_sq, 0)
     best = 0
     for j in range(1, nrep):
         if d_sum[j] > d_sum[best]:
@@ -269,19 +274,19 @@ def _check_state(alpha: Any, beta: Any, k: int, pulls: int) -> tuple[np.ndarray,
 
 def rollout_q_values(
     alpha: Any, beta: Any, k: int, pulls: int, sims: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Estimates of every arm's ``Q(s, i)`` (module docstring) from ``sims`` simulations.
 
-    Returns ``(q, d, d_sq)``: per arm the mean of the simulated terminal values, the mean
-    of their difference to arm 0's in the same simulation, and the mean square of that
-    difference (every arm simulated, equal posteriors not shared).
+    Returns ``(q, q_sq, d, d_sq)``: per arm the means over the simulations of the terminal
+    value, of its square, of its difference to arm 0's in the same simulation, and of
+    that difference's square (every arm simulated, equal posteriors not shared).
     """
     alpha, beta = _check_state(alpha, beta, k, pulls)
     sims = _check_int("sims", sims, 1)
     n = alpha.shape[0]
-    q, d, d_sq = np.empty(n), np.empty(n), np.empty(n)
-    estimate(alpha, beta, int(k), int(pulls), np.arange(n), sims, rng, q, d, d_sq, 0)
-    return q / sims, d / sims, d_sq / sims
+    q, q_sq, d, d_sq = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    estimate(alpha, beta, int(k), int(pulls), np.arange(n), sims, rng, q, q_sq, d, d_sq, 0)
+    return q / sims, q_sq / sims, d / sims, d_sq / sims
 
 
 def rollout_candidates(alpha: Any, beta: Any, k: int, pulls: int, top: int | None) -> np.ndarray:
