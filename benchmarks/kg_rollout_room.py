@@ -27,7 +27,7 @@ episodes, each agent's mean regret, the CPU seconds per episode of each agent, a
 share of episodes in which the two final allocations differ. ``--cpu-minutes`` stops
 after that much CPU time (the summary so far is printed every ``--every`` episodes).
 
-Usage: ``python benchmarks/kg_rollout_room.py [--episodes 2000] [--sims 16] [--top 2]
+Usage: ``python benchmarks/kg_rollout_room.py [--episodes 2000] [--sims 10] [--top 2]
 [--z 0] [--cpu-minutes 60] [--every 100]``.
 """
 
@@ -100,7 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=2000)
     parser.add_argument("--first", type=int, default=0, help="the first run index")
-    parser.add_argument("--sims", type=int, default=16)
+    parser.add_argument("--sims", type=int, default=10)
     parser.add_argument("--top", type=int, default=2, help="0: every arm a candidate")
     parser.add_argument("--z", type=float, default=0.0)
     parser.add_argument("--cpu-minutes", type=float, default=60.0)
