@@ -597,6 +597,30 @@ class BetaBernoulliDP:
         non-negative, not all zero per state; the value of a state is the weighted
         average of its arms' continuation values.
         """
+        return float(self._policy_level(policy, 0, chunk)[0])
+
+    def policy_q_values(
+        self, policy: Policy | str, successes: Any, failures: Any, *, chunk: int = CHUNK
+    ) -> np.ndarray:
+        """Each arm's value: pull it now, then follow ``policy`` (arms in the given order).
+
+        ``Q(s, i) = E[terminal value | pull i at s, then policy]``, exactly: the policy's
+        values of the next level (as :meth:`evaluate` computes them) averaged over the
+        pull's outcome. The state has ``t = sum(successes + failures) < budget`` pulls;
+        ``policy`` as in :meth:`evaluate`.
+        """
+        s, f = self._state(successes, failures)
+        t = int((s + f).sum())
+        if t >= self.budget:
+            raise ValueError(f"the state has {t} pulls: no pull is left of budget={self.budget}")
+        lv = self.levels
+        v_next = self._policy_level(policy, t + 1, chunk)
+        out = np.empty(self.n_arms)
+        _arm_values(s, f, t, lv.table, lv.m_of, lv.mean, lv.win, lv.loss, v_next, out)
+        return out
+
+    def _policy_level(self, policy: Policy | str, level: int, chunk: int) -> np.ndarray:
+        """The values under ``policy`` of the states of ``level`` (backward from the budget)."""
         lv = self.levels
         if isinstance(policy, str):
             named = {"kg": kg_rule, "uniform": uniform_rule}
@@ -614,7 +638,7 @@ class BetaBernoulliDP:
             raise ValueError(f"policy={policy!r} is neither a compiled rule nor a callable")
         chunk = _check_int("chunk", chunk, 1)
         v_next = lv.terminal(lv.codes(self.budget))
-        for t in range(self.budget - 1, -1, -1):
+        for t in range(self.budget - 1, level - 1, -1):
             codes = lv.codes(t)
             out = np.empty(codes.shape[0])
             pulls = self.budget - t
@@ -629,7 +653,7 @@ class BetaBernoulliDP:
                     args = (lv.table, lv.m_of, lv.mean, lv.win, lv.loss, v_next, out[lo:])
                     _weighted_level(part, w, t, *args)
             v_next = out
-        return float(v_next[0])
+        return v_next
 
     def _level(self, t: Any) -> int:
         t = _check_int("t", t, 0)
