@@ -102,11 +102,14 @@ from bandit_envs.divergences import GAUSSIAN, transport_cost
 __all__ = [
     "applies",
     "build",
+    "build_order",
     "build_top",
     "eb_query",
     "front_sizes",
     "min_count",
     "min_count_arm",
+    "order_pulled",
+    "ordered_set_query",
     "pulled",
     "repair_top",
     "set_query",
@@ -931,6 +934,123 @@ def set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
         n = _n_arms(S)
         return 0.0, code // n, code % n
     return _pair_minimum(S, F, _SET, family, sigma, counts, means, in_lead, rng)
+
+
+# ------------------------------------------------------------- the order of all arms
+#: rows of ``G``: the arms by (mean, arm) ascending, each arm's place, scratch.
+G_ORD, G_POS, G_SCR = range(3)
+
+
+@numba.njit(cache=True)
+def build_order(means):
+    """``G`` (int64[3, n]): every arm by ascending (mean, arm) (``G[G_ORD]``) and its place
+    (``G[G_POS]``), for :func:`ordered_set_query`; kept by :func:`order_pulled`."""
+    n = means.shape[0]
+    G = np.zeros((3, n), dtype=np.int64)
+    rank = np.argsort(means, kind="mergesort")
+    for p in range(n):
+        G[G_ORD, p] = rank[p]
+        G[G_POS, rank[p]] = p
+    return G
+
+
+@numba.njit(cache=True, _nrt=False)
+def order_pulled(G, means, a):
+    """Arm ``a``'s mean changed: its new place (the arms passed shift by one)."""
+    order, pos = G[G_ORD], G[G_POS]
+    n = order.shape[0]
+    y = pos[a]
+    while y + 1 < n and _before(means, order[y + 1], a):
+        b = order[y + 1]
+        order[y] = b
+        pos[b] = y
+        y += 1
+    while y > 0 and _before(means, a, order[y - 1]):
+        b = order[y - 1]
+        order[y] = b
+        pos[b] = y
+        y -= 1
+    order[y] = a
+    pos[a] = y
+
+
+@numba.njit(cache=True, _nrt=False)
+def _first_with_mean(G, means, p):
+    """The first place of the run of equal means holding place ``p``."""
+    order = G[G_ORD]
+    m = means[order[p]]
+    if p == 0 or means[order[p - 1]] != m:
+        return p
+    lo, hi = 0, p - 1  # means[order[hi]] == m
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if means[order[mid]] < m:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True)
+def ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng):
+    """:func:`set_query` with the order of all arms ``G`` (:func:`build_order`, up to
+    date): the same minimum and the same law of the pair, without a pass over the arms.
+
+    Zero-cost pairs exist iff the smallest leader mean is at most the largest other
+    mean (found from the top of ``G`` past at most ``k`` leaders). Leader ``i`` then has
+    ``w_i = #{j not a leader: mu_j >= mu_i}`` of them: the arms from the first place of
+    its mean in ``G``, less the leaders there. The pair is the ``u``-th of the
+    ``sum w_i`` for one uniform ``u``: its leader by the running sum over the leaders
+    in ``G``'s order, its other arm by skipping the leaders in the run. O(k log k) (a
+    sort of the leaders' places) plus a binary search per leader whose mean is tied.
+    Otherwise the fronts' minimum of :func:`set_query`.
+    """
+    order, pos, lp = G[G_ORD], G[G_POS], G[G_SCR]
+    n = order.shape[0]
+    nl = lead.shape[0]
+    m_t = math.inf
+    for q in range(nl):
+        m_t = min(m_t, means[lead[q]])
+    y = n - 1
+    while in_lead[order[y]] != 0:  # (k < n: a non-leader exists)
+        y -= 1
+    m_o = means[order[y]]
+    if m_t > m_o:
+        _set_fronts(S, counts, means, lead, in_lead)
+        return _pair_minimum(S, F, _SET, family, sigma, counts, means, in_lead, rng)
+    for q in range(nl):
+        lp[q] = pos[lead[q]]
+    lp[:nl].sort()
+    total = 0
+    for pass_ in range(2):
+        u = -1
+        if pass_ == 1:
+            u = engine.below(rng, total) if total > 1 else 0
+        run = 0  # the first leader (in G's order) of the current run of equal means
+        lo = 0  # the first place of its mean
+        acc = 0
+        for q in range(nl):
+            p = lp[q]
+            i = order[p]
+            if means[i] > m_o:
+                break
+            if q == 0 or means[order[lp[q - 1]]] != means[i]:
+                run = q
+                lo = _first_with_mean(G, means, p)
+            w = (n - lo) - (nl - run)
+            if pass_ == 0:
+                total += w
+                continue
+            if u < acc + w:  # the (u - acc)-th other arm from place lo up
+                x = lo + (u - acc)
+                for r in range(run, nl):
+                    if lp[r] <= x:
+                        x += 1
+                    else:
+                        break
+                return 0.0, i, order[x]
+            acc += w
+    raise RuntimeError("fronts: the zero-cost pair was lost")
 
 
 @numba.njit(cache=True, _nrt=False)
