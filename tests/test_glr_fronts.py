@@ -514,7 +514,8 @@ def test_pruned_and_full_passes_play_the_same_gaussian_episodes(name, k) -> None
 
 def test_order_of_all_arms_follows_the_pulls() -> None:
     """After one-arm changes of mean (many ties: proportions of few pulls), ``G`` is the
-    (mean, arm) order built afresh, and each arm's place is where it is listed."""
+    (mean, arm) order built afresh, each arm's place is where it is listed, and each
+    place's run of equal means starts where the means say."""
     rng = np.random.default_rng(21)
     n = 40
     counts, means = _state(rng, n, True, 4)
@@ -525,8 +526,13 @@ def test_order_of_all_arms_follows_the_pulls() -> None:
         means[a] += (float(rng.integers(0, 2)) - means[a]) / counts[a]
         gp.order_pulled(G, means, a)
         want = np.lexsort((np.arange(n), means))
-        assert np.array_equal(G[gp.G_ORD], want)
-        assert np.array_equal(G[gp.G_POS][want], np.arange(n))
+        assert np.array_equal(G[gp.G_ORD, :n], want)
+        assert np.array_equal(G[gp.G_POS, want], np.arange(n))
+        m = means[want]
+        first = [p if p == 0 or m[p - 1] != m[p] else 0 for p in range(n)]
+        for p in range(1, n):
+            first[p] = first[p] if m[p - 1] != m[p] else first[p - 1]
+        assert G[gp.G_RUN, :n].tolist() == first
 
 
 def test_ordered_zero_pairs_are_uniform_with_leaders_in_tied_runs() -> None:
@@ -550,3 +556,15 @@ def test_ordered_zero_pairs_are_uniform_with_leaders_in_tied_runs() -> None:
         tally[(int(i), int(j))] = tally.get((int(i), int(j)), 0) + 1
     assert set(tally) == pairs
     _hoeffding_cells(list(tally.values()), draws, 1 / len(pairs), 1e-6)
+
+
+@pytest.mark.parametrize("m, n", [(1, 3), (5, 9), (24, 30), (25, 30), (100, 1000), (700, 5000)])
+def test_leader_places_are_sorted(m, n) -> None:
+    """Insertion (a few places) and radix sort (more; one, two and three digits)."""
+    rng = np.random.default_rng(m + n)
+    for _ in range(20):
+        a = rng.choice(n, size=m, replace=False).astype(np.int64)
+        want = np.sort(a)
+        tmp, cnt = np.empty(m, np.int64), np.empty(gp._RADIX, np.int64)
+        gp._sort_places(a, tmp, cnt, m, n)
+        assert np.array_equal(a, want)

@@ -937,29 +937,48 @@ def set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
 
 
 # ------------------------------------------------------------- the order of all arms
-#: rows of ``G``: the arms by (mean, arm) ascending, each arm's place, scratch.
-G_ORD, G_POS, G_SCR = range(3)
+#: rows of ``G``: the arms by (mean, arm) ascending, each arm's place, the first place of
+#: each place's run of equal means, scratch rows.
+G_ORD, G_POS, G_RUN, G_SCR, G_FIRST, G_CUM = range(6)
 
 
 @numba.njit(cache=True)
 def build_order(means):
-    """``G`` (int64[3, n]): every arm by ascending (mean, arm) (``G[G_ORD]``) and its place
-    (``G[G_POS]``), for :func:`ordered_set_query`; kept by :func:`order_pulled`."""
+    """``G`` (int64[6, n + 64]): every arm by ascending (mean, arm) (``G[G_ORD, :n]``),
+    its place (``G[G_POS, :n]``) and the first place of the run of equal means of each
+    place (``G[G_RUN, :n]``), for :func:`ordered_set_query`; kept by
+    :func:`order_pulled`."""
     n = means.shape[0]
-    G = np.zeros((3, n), dtype=np.int64)
+    G = np.zeros((6, n + _RADIX), dtype=np.int64)
     rank = np.argsort(means, kind="mergesort")
     for p in range(n):
         G[G_ORD, p] = rank[p]
         G[G_POS, rank[p]] = p
+    _runs_from(G, means, 0, n - 1)
     return G
 
 
 @numba.njit(cache=True, _nrt=False)
+def _runs_from(G, means, lo, hi):
+    """``G[G_RUN]`` from place ``lo`` on, where the order may have changed up to place
+    ``hi`` (the places below ``lo`` are right; past ``hi``, stop at the first unchanged)."""
+    order, run = G[G_ORD], G[G_RUN]
+    n = means.shape[0]
+    for p in range(lo, n):
+        r = p if p == 0 or means[order[p - 1]] != means[order[p]] else run[p - 1]
+        if p > hi and run[p] == r:
+            return
+        run[p] = r
+
+
+@numba.njit(cache=True, _nrt=False)
 def order_pulled(G, means, a):
-    """Arm ``a``'s mean changed: its new place (the arms passed shift by one)."""
+    """Arm ``a``'s mean changed: its new place (the arms passed shift by one), and the
+    runs of equal means from the lower of its two places (to the end of the runs
+    changed)."""
     order, pos = G[G_ORD], G[G_POS]
-    n = order.shape[0]
-    y = pos[a]
+    n = means.shape[0]
+    y = y0 = pos[a]
     while y + 1 < n and _before(means, order[y + 1], a):
         b = order[y + 1]
         order[y] = b
@@ -972,23 +991,50 @@ def order_pulled(G, means, a):
         y -= 1
     order[y] = a
     pos[a] = y
+    _runs_from(G, means, min(y, y0), max(y, y0))
+
+
+#: Digits of the radix sort of the leaders' places (and the scratch room it needs).
+_RADIX_BITS = 6
+_RADIX = 1 << _RADIX_BITS
 
 
 @numba.njit(cache=True, _nrt=False)
-def _first_with_mean(G, means, p):
-    """The first place of the run of equal means holding place ``p``."""
-    order = G[G_ORD]
-    m = means[order[p]]
-    if p == 0 or means[order[p - 1]] != m:
-        return p
-    lo, hi = 0, p - 1  # means[order[hi]] == m
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if means[order[mid]] < m:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _sort_places(a, tmp, cnt, m, n):
+    """Sort ``a[:m]`` (integers in ``[0, n)``) in place: by insertion for a few, else by
+    a radix sort on ``_RADIX_BITS``-bit digits (``tmp``: ``m`` entries of scratch,
+    ``cnt``: ``_RADIX``)."""
+    if m <= 24:
+        for q in range(1, m):
+            x = a[q]
+            r = q - 1
+            while r >= 0 and a[r] > x:
+                a[r + 1] = a[r]
+                r -= 1
+            a[r + 1] = x
+        return
+    shift = 0
+    flip = False  # the sorted digits are in tmp
+    while shift == 0 or (n - 1) >> shift > 0:
+        src, dst = (tmp, a) if flip else (a, tmp)
+        for d in range(_RADIX):
+            cnt[d] = 0
+        for q in range(m):
+            cnt[(src[q] >> shift) & (_RADIX - 1)] += 1
+        acc = 0
+        for d in range(_RADIX):
+            c = cnt[d]
+            cnt[d] = acc
+            acc += c
+        for q in range(m):
+            d = (src[q] >> shift) & (_RADIX - 1)
+            dst[cnt[d]] = src[q]
+            cnt[d] += 1
+        flip = not flip
+        shift += _RADIX_BITS
+    if flip:
+        for q in range(m):
+            a[q] = tmp[q]
 
 
 @numba.njit(cache=True)
@@ -1001,12 +1047,12 @@ def ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng)
     ``w_i = #{j not a leader: mu_j >= mu_i}`` of them: the arms from the first place of
     its mean in ``G``, less the leaders there. The pair is the ``u``-th of the
     ``sum w_i`` for one uniform ``u``: its leader by the running sum over the leaders
-    in ``G``'s order, its other arm by skipping the leaders in the run. O(k log k) (a
-    sort of the leaders' places) plus a binary search per leader whose mean is tied.
-    Otherwise the fronts' minimum of :func:`set_query`.
+    in ``G``'s order, its other arm by skipping the leaders in the run. O(k) (a radix
+    sort of the leaders' places, the runs of equal means kept in ``G``). Otherwise the
+    fronts' minimum of :func:`set_query`.
     """
-    order, pos, lp = G[G_ORD], G[G_POS], G[G_SCR]
-    n = order.shape[0]
+    order, pos, runs, lp, first = G[G_ORD], G[G_POS], G[G_RUN], G[G_SCR], G[G_FIRST]
+    n = means.shape[0]
     nl = lead.shape[0]
     m_t = math.inf
     for q in range(nl):
@@ -1020,37 +1066,43 @@ def ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng)
         return _pair_minimum(S, F, _SET, family, sigma, counts, means, in_lead, rng)
     for q in range(nl):
         lp[q] = pos[lead[q]]
-    lp[:nl].sort()
+    _sort_places(lp, first, G[G_POS, n:], nl, n)
+    cum = G[G_CUM]
     total = 0
-    for pass_ in range(2):
-        u = -1
-        if pass_ == 1:
-            u = engine.below(rng, total) if total > 1 else 0
-        run = 0  # the first leader (in G's order) of the current run of equal means
-        lo = 0  # the first place of its mean
-        acc = 0
-        for q in range(nl):
-            p = lp[q]
-            i = order[p]
-            if means[i] > m_o:
-                break
-            if q == 0 or means[order[lp[q - 1]]] != means[i]:
-                run = q
-                lo = _first_with_mean(G, means, p)
-            w = (n - lo) - (nl - run)
-            if pass_ == 0:
-                total += w
-                continue
-            if u < acc + w:  # the (u - acc)-th other arm from place lo up
-                x = lo + (u - acc)
-                for r in range(run, nl):
-                    if lp[r] <= x:
-                        x += 1
-                    else:
-                        break
-                return 0.0, i, order[x]
-            acc += w
-    raise RuntimeError("fronts: the zero-cost pair was lost")
+    run = 0  # the first leader (in G's order) of the current run of equal means
+    lo = 0  # the first place of its mean
+    used = 0  # the leaders with mean <= m_o
+    for q in range(nl):
+        p = lp[q]
+        if means[order[p]] > m_o:
+            break
+        lo = runs[p]
+        if q == 0 or first[q - 1] != lo:
+            run = q
+        first[q] = lo
+        total += (n - lo) - (nl - run)
+        cum[q] = total
+        used += 1
+    u = engine.below(rng, total) if total > 1 else 0
+    a, b = 0, used - 1  # the leader: the first q with u < cum[q]
+    while a < b:
+        mid = (a + b) >> 1
+        if cum[mid] <= u:
+            a = mid + 1
+        else:
+            b = mid
+    q = a
+    lo = first[q]
+    run = q
+    while run > 0 and first[run - 1] == lo:
+        run -= 1
+    x = lo + u - (cum[q - 1] if q > 0 else 0)  # the (u - cum[q - 1])-th other arm from lo
+    for r in range(run, nl):
+        if lp[r] <= x:
+            x += 1
+        else:
+            break
+    return 0.0, order[lp[q]], order[x]
 
 
 @numba.njit(cache=True, _nrt=False)
