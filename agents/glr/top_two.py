@@ -38,9 +38,17 @@ random ties); otherwise the pair is uniform over the minimising pairs (zero-cost
 of a sampled leader set: all of them), one draw each.
 
 Cost per pull: EB leader, the update of the pulled arm and a query on the fronts (a
-few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``); TS leader, also a
-posterior sample and its top set, O(n) (and the fronts of the leader set: O(k log k +
-D), D distinct pull counts).
+few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``). T3C: also its leader
+set and challenger. On 0/1 rewards (Beta posteriors) the leader set is drawn by
+:mod:`agents.bayesian.posterior_top_set` with the law of the top ``k`` of a full
+posterior draw, drawing values for a handful of arms (the pulled arm's cached tails move
+in O(levels); the levels are chosen again, O(n log n), when the posterior drifts); the
+challenger pair by :func:`agents.glr.fronts.ordered_set_query`, over the order of all
+arms by mean kept across pulls: O(k) for the zero-cost pairs (a sampled set that is not
+a top set by mean), else the fronts of the leader set, O(k log k + D), D distinct pull
+counts. About 3.5-4 us per pull at n = 1000, K = 10 and 5 us at K = 100
+(``benchmarks/agent_speed.py``), most of it the sampler. Gaussian posteriors and
+rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull), as does TTTS.
 """
 
 from __future__ import annotations
@@ -394,7 +402,9 @@ class T3C(TopTwo):
         (You et al. 2023's top-k form).
 
     Defaults: coin selection (``tracking=False``), no forced exploration. Posteriors:
-    :mod:`agents.glr.top_two`. Arguments: :class:`agents.glr.top_two.TopTwo`.
+    :mod:`agents.glr.top_two`; on 0/1 rewards the sampled top set is drawn without a
+    value for every arm (same law; cost: :mod:`agents.glr.top_two`). Arguments:
+    :class:`agents.glr.top_two.TopTwo`.
     """
 
     name = "t3c"
