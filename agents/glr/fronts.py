@@ -64,8 +64,9 @@ buckets that finds the fronts); then
 ``k``): zero-cost pairs (``mu_i <= mu_j``) are then counted over all pairs, and one is
 drawn uniformly. :func:`ordered_set_query` is the same query with the order of all arms
 by mean (``G``, :func:`build_order`, kept by :func:`order_pulled`): it counts and draws
-the zero-cost pairs in O(k) instead of a pass over the arms. :func:`tci_query` is EB-TCI's challenger ``argmin_j W_ij + log N_j``
-(``k = 1``), over the same front of the other arms.
+the zero-cost pairs in O(k) instead of a pass over the arms. :func:`tci_query` is
+EB-TCI's challenger ``argmin_j W_ij + log N_j`` (``k = 1``), over the same front of the
+other arms.
 
 **Cost.** A pull moves one arm to the next count's bucket (a binary search and a shift
 of the arms between its two places; an arm alone in its bucket relabels it); a query
