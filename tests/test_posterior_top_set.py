@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from agents.bayesian import posterior_top_set as pts
 from agents.bayesian.beta_prior import beta_between, beta_tail, log_beta
+from agents.engine import posterior_top_set as pts
 
 DELTA = 1e-6
 

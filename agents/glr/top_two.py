@@ -40,7 +40,7 @@ of a sampled leader set: all of them), one draw each.
 Cost per pull: EB leader, the update of the pulled arm and a query on the fronts (a
 few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``). T3C: also its leader
 set and challenger. On 0/1 rewards (Beta posteriors) the leader set is drawn by
-:mod:`agents.bayesian.posterior_top_set` with the law of the top ``k`` of a full
+:mod:`agents.engine.posterior_top_set` with the law of the top ``k`` of a full
 posterior draw, drawing values for a handful of arms (the pulled arm's cached tails move
 in O(levels); the levels are chosen again, O(n log n), when the posterior drifts); the
 challenger pair by :func:`agents.glr.fronts.ordered_set_query`, over the order of all
@@ -59,8 +59,8 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.bayesian import posterior_top_set
-from agents.bayesian.beta_prior import posterior_into, posterior_of_arms_into
+from agents.engine import posterior_top_set
+from agents.engine.beta_math import posterior_into, posterior_of_arms_into
 from agents.glr import fronts, stopping
 from bandit_envs.divergences import GAUSSIAN, kl, transport_cost
 
@@ -88,7 +88,7 @@ NP = 14
 EB, TS = 0, 1
 TC, TCI, RESAMPLE = 0, 1, 2
 #: how a TS leader set is drawn: a value for every arm, or the top-set sampler of
-#: :mod:`agents.bayesian.posterior_top_set` on the Beta posteriors of 0/1 rewards.
+#: :mod:`agents.engine.posterior_top_set` on the Beta posteriors of 0/1 rewards.
 FULL, BETA_SET = 0, 1
 
 
