@@ -11,10 +11,10 @@ import bandit_envs  # noqa: F401
 from agents.bayesian.bayes_dp import BayesOptimalDP, bayes_value
 from agents.bayesian.beta_prior import beta_binomial_pmf, prior_of
 from agents.bayesian.knowledge_gradient import KnowledgeGradient, kg_choice, kg_values
-from agents.bayesian.posterior_top_set import new_state, sample_top_set
-from agents.bayesian.posterior_top_set import update as update_top_set
 from agents.bayesian.top_two_thompson import TopTwoThompson
 from agents.bayesian.top_two_thompson import choose as ttts_choose
+from agents.engine.posterior_top_set import new_state, sample_top_set
+from agents.engine.posterior_top_set import update as update_top_set
 from bandit_envs import instances
 
 
@@ -237,7 +237,7 @@ def _ttts_choice_by_definition(alpha, beta, k, leader_prob, max_resamples, count
 
 def test_ttts_draw_is_the_documented_one() -> None:
     """Leader set, resamples, coin and side as documented, draw for draw, over the
-    posterior top-k sets of ``agents.bayesian.posterior_top_set`` (its law: its own tests)."""
+    posterior top-k sets of ``agents.engine.posterior_top_set`` (its law: its own tests)."""
     rng0 = np.random.default_rng(5)
     fallbacks = 0
     for trial in range(300):

@@ -37,6 +37,8 @@ ENGINE_ORDER = [
     "agents.engine.count_buckets",
     "agents.engine.lowest_level",
     "agents.engine.level_bounds",
+    "agents.engine.beta_math",
+    "agents.engine.posterior_top_set",
 ]
 FAMILIES = ["elimination", "lucb", "glr", "bayesian", "pac"]
 LAYERS = ["engine", "protocol", "families", "playing", "learned", "package"]

@@ -250,12 +250,20 @@ def test_tied_classes_are_uniform_over_arm_pairs() -> None:
     _hoeffding_cells(list(tally.values()), draws, 1 / 6, 1e-6)
 
 
+def _ordered_set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
+    """:func:`gp.ordered_set_query` with the order of all arms built afresh."""
+    G = gp.build_order(means)
+    return gp.ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng)
+
+
 @pytest.mark.parametrize("family,sigma", FAMILIES)
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("grid", [True, False])
-def test_set_query_is_the_full_pass(family, sigma, k, grid) -> None:
+@pytest.mark.parametrize("ordered", [False, True])
+def test_set_query_is_the_full_pass(family, sigma, k, grid, ordered) -> None:
     rng = np.random.default_rng(2000 + 10 * k + family + 3 * grid)
     zero = 0
+    query = _ordered_set_query if ordered else gp.set_query
     for _ in range(150):
         n = int(rng.integers(k + 1, 14))
         counts, means = _state(rng, n, grid, 6)
@@ -266,13 +274,13 @@ def test_set_query_is_the_full_pass(family, sigma, k, grid) -> None:
         in_lead = np.zeros(n, dtype=np.int8)
         in_lead[lead] = 1
         (z_ref, pairs), full = reference_set(family, sigma, counts, means, lead)
-        z, i, j = gp.set_query(S, F, family, sigma, counts, means, lead, in_lead, rng)
+        z, i, j = query(S, F, family, sigma, counts, means, lead, in_lead, rng)
         assert z == z_ref
         assert (i, j) in pairs
         if full is None:
             zero += 1
             seen = _all_minimiser_draws(
-                len(pairs), rng, gp.set_query, S, F, family, sigma, counts, means, lead, in_lead
+                len(pairs), rng, query, S, F, family, sigma, counts, means, lead, in_lead
             )
             assert seen == pairs
         else:
@@ -444,13 +452,18 @@ def test_the_full_pass_had_the_same_law_on_a_leader_set() -> None:
     rng = np.random.default_rng(4)
     S, F = gp.build(counts, means, in_lead)
     draws = 20_000
-    for query in ("full", "set"):
+    G = gp.build_order(means)
+    for query in ("full", "set", "ordered"):
         tally: dict[tuple[int, int], int] = {}
         for _ in range(draws):
             if query == "full":
                 _z, i, j = stopping.statistic(dv.BERNOULLI, 0.5, counts, means, lead, in_lead, rng)
-            else:
+            elif query == "set":
                 _z, i, j = gp.set_query(S, F, dv.BERNOULLI, 0.5, counts, means, lead, in_lead, rng)
+            else:
+                _z, i, j = gp.ordered_set_query(
+                    S, F, G, dv.BERNOULLI, 0.5, counts, means, lead, in_lead, rng
+                )
             tally[(int(i), int(j))] = tally.get((int(i), int(j)), 0) + 1
         assert set(tally) == set(pairs)
         _hoeffding_cells(list(tally.values()), draws, 1 / 3, 1e-6)
@@ -497,3 +510,61 @@ def test_pruned_and_full_passes_play_the_same_gaussian_episodes(name, k) -> None
             res = agents.run_episode(env, agent, seed=seed)
             results.append((res.recommendation.tolist(), res.pulls, env.unwrapped._counts.tolist()))
         assert results[0] == results[1]
+
+
+def test_order_of_all_arms_follows_the_pulls() -> None:
+    """After one-arm changes of mean (many ties: proportions of few pulls), ``G`` is the
+    (mean, arm) order built afresh, each arm's place is where it is listed, and each
+    place's run of equal means starts where the means say."""
+    rng = np.random.default_rng(21)
+    n = 40
+    counts, means = _state(rng, n, True, 4)
+    G = gp.build_order(means)
+    for _ in range(3000):
+        a = int(rng.integers(0, n))
+        counts[a] += 1
+        means[a] += (float(rng.integers(0, 2)) - means[a]) / counts[a]
+        gp.order_pulled(G, means, a)
+        want = np.lexsort((np.arange(n), means))
+        assert np.array_equal(G[gp.G_ORD, :n], want)
+        assert np.array_equal(G[gp.G_POS, want], np.arange(n))
+        m = means[want]
+        first = [p if p == 0 or m[p - 1] != m[p] else 0 for p in range(n)]
+        for p in range(1, n):
+            first[p] = first[p] if m[p - 1] != m[p] else first[p - 1]
+        assert G[gp.G_RUN, :n].tolist() == first
+
+
+def test_ordered_zero_pairs_are_uniform_with_leaders_in_tied_runs() -> None:
+    # leaders {1, 3, 4}: arm 1 (0.5) ties arms 2 and 5 outside; arms 3, 4 (0.2) tie arm 6
+    # outside. Zero-cost pairs: (1, 2), (1, 5), (1, 0) and (3 or 4, each of 0, 2, 5, 6):
+    # 3 + 8 = 11 pairs, 1/11 each (Hoeffding over the cells)
+    counts = np.array([2, 2, 4, 5, 1, 2, 3], dtype=np.int64)
+    means = np.array([0.9, 0.5, 0.5, 0.2, 0.2, 0.5, 0.2])
+    lead = np.array([1, 3, 4], dtype=np.int64)
+    in_lead = np.zeros(7, dtype=np.int8)
+    in_lead[lead] = 1
+    pairs = {(1, j) for j in (0, 2, 5)} | {(i, j) for i in (3, 4) for j in (0, 2, 5, 6)}
+    S, F = gp.build(counts, means, in_lead)
+    G = gp.build_order(means)
+    rng = np.random.default_rng(22)
+    draws = 40_000
+    tally: dict[tuple[int, int], int] = {}
+    for _ in range(draws):
+        z, i, j = gp.ordered_set_query(S, F, G, dv.GAUSSIAN, 1.0, counts, means, lead, in_lead, rng)
+        assert z == 0.0
+        tally[(int(i), int(j))] = tally.get((int(i), int(j)), 0) + 1
+    assert set(tally) == pairs
+    _hoeffding_cells(list(tally.values()), draws, 1 / len(pairs), 1e-6)
+
+
+@pytest.mark.parametrize("m, n", [(1, 3), (5, 9), (24, 30), (25, 30), (100, 1000), (700, 5000)])
+def test_leader_places_are_sorted(m, n) -> None:
+    """Insertion (a few places) and radix sort (more; one, two and three digits)."""
+    rng = np.random.default_rng(m + n)
+    for _ in range(20):
+        a = rng.choice(n, size=m, replace=False).astype(np.int64)
+        want = np.sort(a)
+        tmp, cnt = np.empty(m, np.int64), np.empty(gp._RADIX, np.int64)
+        gp._sort_places(a, tmp, cnt, m, n)
+        assert np.array_equal(a, want)

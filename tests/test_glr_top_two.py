@@ -178,3 +178,29 @@ def test_track_and_stop_samples_near_the_optimal_proportions() -> None:
         counts += agent.counts
     w_star, _ = bandit_envs.hardness.optimal_weights(mu, 1)
     assert np.abs(counts / counts.sum() - w_star).max() < 0.05
+
+
+@pytest.mark.parametrize(
+    "dist, divergence, sampler",
+    [
+        ("bernoulli", "auto", top_two.BETA_SET),
+        ("gaussian", "auto", top_two.FULL),
+        ("bernoulli", "gaussian", top_two.FULL),
+    ],
+)
+def test_t3c_draws_its_leader_set_by_the_beta_sampler_on_0_1_rewards(
+    dist, divergence, sampler
+) -> None:
+    """The top-set sampler on Beta posteriors of 0/1 rewards, a value per arm otherwise;
+    TTTS always draws every arm."""
+    inst = bandit_envs.instances.from_means(
+        [0.7, 0.6, 0.5, 0.4], k=2, distribution=dist, sigma=0.5 if dist == "gaussian" else None
+    )
+    env = gym.make("TopK-v0", instance=inst, budget=200)
+    agent = agents.make("t3c", divergence=divergence)
+    agents.run_episode(env, agent, seed=0)
+    assert agent.params()[top_two.P_SAMPLER] == sampler
+    inst1 = bandit_envs.instances.from_means([0.7, 0.6, 0.5], k=1)
+    agent = agents.make("ttts")
+    agents.run_episode(gym.make("TopK-v0", instance=inst1, budget=100), agent, seed=0)
+    assert agent.params()[top_two.P_SAMPLER] == top_two.FULL

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from agents.bayesian import posterior_top_set as pts
 from agents.bayesian.beta_prior import beta_between, beta_tail, log_beta
+from agents.engine import posterior_top_set as pts
 
 DELTA = 1e-6
 
@@ -128,7 +128,16 @@ BETA = np.array([4.0, 5, 3, 6, 2, 1, 9, 3, 12, 40, 2, 31])
 TIERED = (np.array([4.0, 2, 3, 2, 4, 1, 5, 6]), np.array([4.0, 8, 8, 12, 10, 6, 20, 3]))
 # levels (x_0, top level, arms between): the chosen ones, and forced ones that make the
 # rare branches common: the boundary above the top level, below x_0, and thin zones
+# T3C's posteriors Beta(1 + S_a, 1 + N_a - S_a) of 0/1 rewards, with ties of (mean,
+# count): arms 0-2 at 3/5, arms 3-4 at 1/2 of 4, arms 5-6 at 2/2, arm 7 at 0/1
+_T3C_S = np.array([3.0, 3, 3, 2, 2, 2, 2, 0])
+_T3C_N = np.array([5.0, 5, 5, 4, 4, 2, 2, 1])
+T3C_POST = (1.0 + _T3C_S, 1.0 + _T3C_N - _T3C_S)
 SET_CASES = [
+    (*T3C_POST, 1, None),  # K = 1
+    (*T3C_POST, 3, None),
+    (*T3C_POST, 7, None),  # K = n - 1
+    (*T3C_POST, 3, (0.999, 0.9995, 1.0)),  # x_0 above every arm: the fallback, nearly always
     (ALPHA, BETA, 1, None),
     (ALPHA, BETA, 3, None),
     (ALPHA, BETA, 3, (0.3, 0.7, 8.0)),

@@ -16,8 +16,8 @@ from agents.bayesian.beta_prior import (
     posterior_of_arms_into,
     posterior_top_k,
 )
-from agents.bayesian.posterior_top_set import new_state, sample_top_set, update
 from agents.bayesian.top_set_probability import confident
+from agents.engine.posterior_top_set import new_state, sample_top_set, update
 
 __all__ = ["TopTwoThompson"]
 
@@ -46,8 +46,8 @@ def confident_top(alpha, beta, k, delta, member, top):
 def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, st, lead, other, mark):
     """One TTTS draw (see :class:`TopTwoThompson`): the arm to pull.
 
-    ``st``: :func:`agents.bayesian.posterior_top_set.new_state`, up to date with ``Beta(alpha,
-    beta)`` (:func:`agents.bayesian.posterior_top_set.update`); ``lead``, ``other`` (int64[k])
+    ``st``: :func:`agents.engine.posterior_top_set.new_state`, up to date with ``Beta(alpha,
+    beta)`` (:func:`agents.engine.posterior_top_set.update`); ``lead``, ``other`` (int64[k])
     and ``mark`` (int8[2, n], zeros) are scratch.
     """
     sample_top_set(alpha, beta, k, st, rng, lead)
@@ -204,7 +204,7 @@ class TopTwoThompson(ScriptedAgent):
     delta``). In fixed budget ``delta`` is not used (the budget ends the episode).
 
     Posterior samples: only the top-k set of a sample matters, and
-    :mod:`agents.bayesian.posterior_top_set` draws that set with its exact law while drawing
+    :mod:`agents.engine.posterior_top_set` draws that set with its exact law while drawing
     values for a handful of arms near the boundary (cached Beta tails at a few
     thresholds, one uniform per arm near the boundary and geometric jumps over the arms
     far below it). Cost, compiled (:func:`run`), n = 1,000, budget 20n, one pull per

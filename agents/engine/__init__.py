@@ -11,9 +11,12 @@ Modules (their public names are re-exported here, so kernels write ``engine.X``)
   path's loop :func:`drive` and :func:`fast_path`;
 * data structures of the algorithms: :mod:`~agents.engine.confidence` (confidence
   radii), :mod:`~agents.engine.count_buckets`, :mod:`~agents.engine.order_stats`,
-  :mod:`~agents.engine.level_bounds`, :mod:`~agents.engine.lowest_level`, and
-  :mod:`~agents.engine.frame` and :mod:`~agents.engine.dispatch` (cheap resumption of
-  generators, calls from Python without re-typing).
+  :mod:`~agents.engine.level_bounds`, :mod:`~agents.engine.lowest_level`,
+  :mod:`~agents.engine.beta_math` (Beta posteriors: tails, truncated draws) and
+  :mod:`~agents.engine.posterior_top_set` (the top-k set of a posterior sample, for the
+  Thompson-sampling agents of two families), and :mod:`~agents.engine.frame` and
+  :mod:`~agents.engine.dispatch` (cheap resumption of generators, calls from Python
+  without re-typing).
 
 Every algorithm of :mod:`agents` is a numba *generator* ``run(ctx, prm)`` (one per
 module, next to its agent class): it reads the statistics in ``ctx``, yields pull

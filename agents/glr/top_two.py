@@ -38,9 +38,17 @@ random ties); otherwise the pair is uniform over the minimising pairs (zero-cost
 of a sampled leader set: all of them), one draw each.
 
 Cost per pull: EB leader, the update of the pulled arm and a query on the fronts (a
-few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``); TS leader, also a
-posterior sample and its top set, O(n) (and the fronts of the leader set: O(k log k +
-D), D distinct pull counts).
+few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``). T3C: also its leader
+set and challenger. On 0/1 rewards (Beta posteriors) the leader set is drawn by
+:mod:`agents.engine.posterior_top_set` with the law of the top ``k`` of a full
+posterior draw, drawing values for a handful of arms (the pulled arm's cached tails move
+in O(levels); the levels are chosen again, O(n log n), when the posterior drifts); the
+challenger pair by :func:`agents.glr.fronts.ordered_set_query`, over the order of all
+arms by mean kept across pulls: O(k) for the zero-cost pairs (a sampled set that is not
+a top set by mean), else the fronts of the leader set, O(k log k + D), D distinct pull
+counts. About 3.5-4 us per pull at n = 1000, K = 10 and 5 us at K = 100
+(``benchmarks/agent_speed.py``), most of it the sampler. Gaussian posteriors and
+rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull), as does TTTS.
 """
 
 from __future__ import annotations
@@ -51,6 +59,8 @@ import numba
 import numpy as np
 
 from agents import engine
+from agents.engine import posterior_top_set
+from agents.engine.beta_math import posterior_into, posterior_of_arms_into
 from agents.glr import fronts, stopping
 from bandit_envs.divergences import GAUSSIAN, kl, transport_cost
 
@@ -70,12 +80,16 @@ __all__ = ["EBTC", "EBTCI", "T3C", "TTTS", "TopTwo", "run"]
     P_CHALLENGER,
     P_FORCED,
     P_RESAMPLE,
+    P_SAMPLER,
     P_PRUNED,
-) = range(13)
-NP = 13
+) = range(14)
+NP = 14
 #: leaders; challengers.
 EB, TS = 0, 1
 TC, TCI, RESAMPLE = 0, 1, 2
+#: how a TS leader set is drawn: a value for every arm, or the top-set sampler of
+#: :mod:`agents.engine.posterior_top_set` on the Beta posteriors of 0/1 rewards.
+FULL, BETA_SET = 0, 1
 
 
 @numba.njit(cache=True)
@@ -133,14 +147,23 @@ def run(ctx, prm):
     leader_rule, challenger, forced = int(prm[P_LEADER]), int(prm[P_CHALLENGER]), prm[P_FORCED] > 0
     max_resample = int(prm[P_RESAMPLE])
     pruned = prm[P_PRUNED] > 0.0
+    sampler = int(prm[P_SAMPLER]) if leader_rule == TS else FULL
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
+    post_a, post_b = np.empty(n), np.empty(n)  # the posteriors of the set sampler
+    st = posterior_top_set.new_state(n if sampler != FULL else 1)
+    one = np.zeros(1, dtype=np.int64)
+    ordered = pruned and leader_rule == TS and challenger == TC  # T3C: the order of all arms
+    G = fronts.build_order(means if ordered else means[:1])
+    if sampler == BETA_SET:
+        posterior_into(1.0, 1.0, counts, means, post_a, post_b)
+        posterior_top_set.update(post_a, post_b, k, st, one[:0])
     cand = np.arange(n)
     top = np.zeros(k, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     S, F = fronts.build_top(counts, means, k)
     pulled = -1
-    lead = np.empty(k, dtype=np.int64)
+    lead = np.zeros(k, dtype=np.int64)
     in_lead = np.zeros(n, dtype=np.int8)
     theta = np.empty(n)
     leads = np.zeros(n)  # sum of the leader probabilities of an arm's rounds as leader
@@ -149,6 +172,12 @@ def run(ctx, prm):
         t = float(iv[engine.PULLS])
         if pruned and pulled >= 0:
             fronts.pulled(S, counts, means, pulled)
+            if ordered:
+                fronts.order_pulled(G, means, pulled)
+        if sampler == BETA_SET and pulled >= 0:
+            one[0] = pulled
+            posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
+            posterior_top_set.update(post_a, post_b, k, st, one)
         z, i, j = stopping.empirical_statistic(
             pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
         )
@@ -167,11 +196,23 @@ def run(ctx, prm):
                     if counts[a] < counts[m]:
                         m = a
                 if counts[m] < floor:
+                    pulled = m
                     yield m
                     continue
-        if leader_rule == TS:
+        if sampler == BETA_SET:
+            for a in lead:
+                in_lead[a] = 0
+            posterior_top_set.sample_top_set(post_a, post_b, k, st, rng, lead)
+            for a in lead:
+                in_lead[a] = 1
+        elif leader_rule == TS:
             _posterior_sample(family, sigma, counts, means, rng, theta)
             stopping.top_set(theta, k, rng, cand, lead, in_lead)
+        if ordered:
+            _z, i, j = fronts.ordered_set_query(
+                S, F, G, family, sigma, counts, means, lead, in_lead, rng
+            )
+        elif leader_rule == TS:
             if challenger == RESAMPLE:
                 i = lead[0]
                 j = -1
@@ -283,7 +324,17 @@ class TopTwo(stopping.GLRAgent):
         prm[P_CHALLENGER] = self.challenger
         prm[P_FORCED] = 1.0 if self.forced else 0.0
         prm[P_RESAMPLE] = self.max_resample
+        prm[P_SAMPLER] = self._sampler()
         return tuple(prm[P_BETA:P_PRUNED])
+
+    def _sampler(self) -> int:
+        """How the TS leader set is drawn (T3C; TTTS keeps a value for every arm)."""
+        if self.leader != TS or self.challenger != TC:
+            return FULL
+        name = self.problem.distribution if self.divergence == "auto" else self.divergence
+        if name == "bernoulli" and self.problem.distribution == "bernoulli":
+            return BETA_SET
+        return FULL
 
     def __repr__(self) -> str:
         return (
@@ -351,7 +402,9 @@ class T3C(TopTwo):
         (You et al. 2023's top-k form).
 
     Defaults: coin selection (``tracking=False``), no forced exploration. Posteriors:
-    :mod:`agents.glr.top_two`. Arguments: :class:`agents.glr.top_two.TopTwo`.
+    :mod:`agents.glr.top_two`; on 0/1 rewards the sampled top set is drawn without a
+    value for every arm (same law; cost: :mod:`agents.glr.top_two`). Arguments:
+    :class:`agents.glr.top_two.TopTwo`.
     """
 
     name = "t3c"

@@ -6,7 +6,7 @@ draws that set with its exact law while drawing values for a handful of arms:
 
 * **Levels.** ``L`` thresholds ``x_0 < ... < x_{L-1}`` around the top-k boundary cut
   (0, 1) into zones; ``Q[i, j] = P(theta_i > x_j)`` is cached per arm: computed by
-  :func:`agents.bayesian.beta_prior.beta_tail` when the levels are chosen (once per distinct
+  :func:`agents.engine.beta_math.beta_tail` when the levels are chosen (once per distinct
   posterior: few are), and moved by the incomplete-beta recurrences after a pull (only
   the pulled arms' posteriors change).
 * **Zones by one uniform.** ``u ~ U(0, 1)`` puts arm ``i`` in the zone its draw would
@@ -16,7 +16,7 @@ draws that set with its exact law while drawing values for a handful of arms:
   independent Bernoulli events, without a uniform per arm.
 * **The boundary zone.** Counting from the top, the zone where the count reaches k is
   the only one whose arms need values: they are drawn conditioned on the zone
-  (:func:`agents.bayesian.beta_prior.beta_between`) and the largest fill the set. If fewer than
+  (:func:`agents.engine.beta_math.beta_between`) and the largest fill the set. If fewer than
   k arms are above ``x_0`` the zone below it is drawn (rare by the choice of ``x_0``).
 
 The thresholds change only the cost, never the law: the sampled set is distributed as
@@ -33,7 +33,7 @@ import math
 import numba
 import numpy as np
 
-from agents.bayesian.beta_prior import beta_between, beta_tail, log_beta
+from agents.engine.beta_math import beta_between, beta_tail, log_beta
 
 __all__ = ["assign_zones", "new_state", "sample_top_set", "update"]
 
