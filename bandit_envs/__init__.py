@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from gymnasium.envs.registration import register, registry
 
-from bandit_envs import instances, scoring
+from bandit_envs import instances, kernel_cache, scoring
 from bandit_envs.instances import Arms, Instance
 from bandit_envs.problem import Problem
 from bandit_envs.pull_by_pull import TopKPullByPullEnv
 from bandit_envs.spaces import BatchPulls
 from bandit_envs.top_k import TopKEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
+
+# Before any kernel runs: drop numba caches compiled from other sources.
+kernel_cache.refresh_once()
 
 __all__ = [
     "Arms",
