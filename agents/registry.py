@@ -98,6 +98,8 @@ _REGISTRY: dict[str, str] = {
     "kg_batch": "agents.bayesian.batch_knowledge_gradient:BatchKnowledgeGradient",
     "bayes_ttts": "agents.bayesian.top_two_thompson:TopTwoThompson",
     "bayes_dp": "agents.bayesian.bayes_dp:BayesOptimalDP",
+    # Learned stop: bayes_ttts' sampling, a fitted stopping boundary (fixed confidence)
+    "learned_stop": "agents.bayesian.learned_stop:LearnedStop",
     # Classic best-arm baselines
     "successive_rejects": "agents.elimination.nsar:SuccessiveRejects",
     "sequential_halving": "agents.elimination.sequential_halving:SequentialHalving",

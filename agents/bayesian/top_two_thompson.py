@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numba
@@ -22,8 +23,34 @@ from agents.engine.posterior_top_set import new_state, sample_top_set, update
 __all__ = ["TopTwoThompson"]
 
 #: ``prm`` layout: the prior, the leader's probability, the resampling cap, the stopping
-#: rule's delta (0: none).
-P_A, P_B, P_BETA, P_RESAMPLES, P_DELTA = range(5)
+#: rule's delta (0: none), the spacing of the stopping checks (0: before every batch; else
+#: :func:`next_check`), the number ``m`` of knots of a stopping boundary (0: the constant
+#: ``delta``), then ``m`` knots ``log(1 + t)`` and ``m`` values ``log delta_t`` (see
+#: :func:`boundary_at`).
+P_A, P_B, P_BETA, P_RESAMPLES, P_DELTA, P_SPACING, P_KNOTS = range(7)
+
+
+@numba.njit(cache=True)
+def next_check(t, spacing):
+    """The pull count of the stopping check after the one at ``t`` pulls: ``t + max(1,
+    t // spacing)`` (every pull at first, then about ``spacing`` checks per doubling)."""
+    return t + max(1, t // spacing)
+
+
+@numba.njit(cache=True)
+def boundary_at(knots, log_delta, t):
+    """``delta_t``: ``exp`` of the piecewise-linear interpolation of ``log_delta`` over
+    ``knots`` (increasing values of ``log(1 + t)``) at ``log(1 + t)``, constant beyond
+    the first and the last knot."""
+    x = math.log1p(t)
+    m = knots.shape[0]
+    if x <= knots[0]:
+        return math.exp(log_delta[0])
+    for j in range(1, m):
+        if x <= knots[j]:
+            w = (x - knots[j - 1]) / (knots[j] - knots[j - 1])
+            return math.exp(log_delta[j - 1] + w * (log_delta[j] - log_delta[j - 1]))
+    return math.exp(log_delta[m - 1])
 
 
 @numba.njit(cache=True)
@@ -98,7 +125,11 @@ def run(ctx, prm):
     a, b, leader_prob = prm[P_A], prm[P_B], prm[P_BETA]
     max_resamples = int(prm[P_RESAMPLES])
     delta = prm[P_DELTA]
-    stops = delta > 0.0 and iv[engine.SETTING] == engine.FIXED_CONFIDENCE
+    spacing, m_knots = int(prm[P_SPACING]), int(prm[P_KNOTS])
+    knots = prm[P_KNOTS + 1 : P_KNOTS + 1 + m_knots]
+    log_delta = prm[P_KNOTS + 1 + m_knots : P_KNOTS + 1 + 2 * m_knots]
+    stops = (delta > 0.0 or m_knots > 0) and iv[engine.SETTING] == engine.FIXED_CONFIDENCE
+    check_at = 0
     member = np.zeros(n, dtype=np.int8)
     top = np.empty(k, dtype=np.int64)
     r = iv[engine.R] if iv[engine.R] >= 0 else iv[engine.BUDGET]  # (-1: no cap)
@@ -112,9 +143,14 @@ def run(ctx, prm):
     posterior_into(a, b, ctx.counts, ctx.means, alpha, beta)
     update(alpha, beta, k, st, arms[:0])
     while True:
-        if stops and confident_top(alpha, beta, k, delta, member, top):
-            engine.finish(ctx, top)
-            return
+        pulled = iv[engine.PULLS]
+        if stops and (spacing == 0 or pulled >= check_at):
+            if spacing > 0:
+                check_at = next_check(pulled, spacing)
+            level = boundary_at(knots, log_delta, pulled) if m_knots > 0 else delta
+            if confident_top(alpha, beta, k, level, member, top):
+                engine.finish(ctx, top)
+                return
         size = -1
         for cap in (iv[engine.B], engine.pulls_left(ctx), n * r if r >= 0 else -1):
             if cap >= 0 and (size < 0 or cap < size):
@@ -274,7 +310,7 @@ class TopTwoThompson(ScriptedAgent):
         return posterior_top_k(self.a, self.b, self.counts, self.means, self.problem.k, self.rng)
 
     def params(self) -> np.ndarray:
-        prm = np.zeros(5)
+        prm = np.zeros(P_KNOTS + 1)
         prm[P_A], prm[P_B], prm[P_BETA], prm[P_RESAMPLES] = (
             self.a,
             self.b,

@@ -1,0 +1,439 @@
+"""A learned stop: top-two Thompson sampling that stops on a fitted boundary ``delta_t``.
+
+Fixed confidence on a prior family (means drawn from ``Beta(a, b)`` per episode, the
+agent knows the prior). The Bayesian yardstick ``bayes_ttts(delta=...)`` stops when the
+posterior probability that its answer (the posterior top k) is wrong, ``eps_t``, falls
+to ``delta``: a constant threshold. Averaged over the prior, the error of a rule that
+stops at time ``tau`` with the posterior top k is ``E[eps_tau]`` (the posterior is
+exact), so any rule with ``E[eps_tau] <= delta`` meets the prior-averaged target, and
+a constant threshold is not the cheapest: on near-tied instances ``eps_t`` falls slowly
+and the samples spent there buy little error. :class:`LearnedStop` keeps the sampling
+rule of ``bayes_ttts`` (Russo 2020, TTTS in top-k form) and its answer, and stops at the
+first check where ``eps_t <= delta_t``, with ``delta_t`` a boundary fitted to minimise
+the mean number of samples subject to ``E[eps_tau] = target`` on simulated episodes of
+the family (:func:`fit_boundary`), in the spirit of learned prior-aware policies
+(Zhang, Jain & Jamieson, "Learning to Actively Learn: A Robust Approach",
+arXiv:2010.15382; the Bayes-optimal stopping of Chernoff, "Sequential design of
+experiments", 1959, trades the sample cost against the error in the same way).
+
+* **Boundary.** ``log delta_t`` is piecewise linear in ``log(1 + t)`` between knots at
+  ``t = n 4^j`` (``j = 0, ..., 6``), constant beyond them
+  (:func:`agents.bayesian.top_two_thompson.boundary_at`); values above 1 stop at once.
+* **Checks.** At pull counts ``0, 1, 2, ...`` and then ``t + max(1, t // 64)``
+  (:func:`agents.bayesian.top_two_thompson.next_check`): about 64 checks per doubling of
+  ``t`` (up to 1/64 more samples than a check before every pull), each a certified
+  lower bound of ``1 - eps_t`` (:func:`agents.bayesian.top_set_probability.confident`).
+* **Fit.** :func:`record` plays TTTS on ``episodes`` instances drawn from the prior and
+  records ``eps_t`` (to a relative 2%) and whether the posterior top k is wrong at every
+  check, until ``eps_t < floor`` or the pull cap; since the sampling rule does not depend
+  on the stopping rule, any boundary is then evaluated on the records exactly (its first
+  crossing). :func:`fit_boundary` minimises the mean stopping time with the additive
+  level of ``log delta_t`` set by bisection so that the mean ``eps`` at the stop equals
+  ``target``: a grid of rising shapes, then Nelder-Mead on the seven knot values.
+
+The guarantee is prior-averaged: ``P(wrong) <= target`` over instances drawn from the
+prior (up to the fit's sampling error, which the held-out evaluation measures), weaker
+than the per-instance guarantee of the frequentist agents (GLR, LUCB), which hold on
+every instance, including those far from the prior's typical ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numba
+import numpy as np
+
+from agents.base import FIXED_CONFIDENCE
+from agents.bayesian.top_set_probability import top_set_bounds
+from agents.bayesian.top_two_thompson import (
+    P_KNOTS,
+    P_SPACING,
+    TopTwoThompson,
+    choose,
+    next_check,
+)
+from agents.engine.posterior_top_set import new_state, update
+
+__all__ = ["Boundary", "LearnedStop", "check_times", "fit_boundary", "record"]
+
+#: Checks per doubling of the pull count (:func:`next_check`).
+SPACING = 64
+#: Knots of the boundary: ``t = n * KNOT_BASE ** j``, ``j < KNOTS``.
+KNOT_BASE, KNOTS = 4.0, 7
+#: Leader probability and resampling cap of the sampling rule (``bayes_ttts``' defaults).
+LEADER_PROB, MAX_RESAMPLES = 0.5, 100
+#: :class:`LearnedStop`'s default boundary: the one fitted for the ``learned-stopping``
+#: experiment to 10 arms, Beta(1, 1), k = 1, target 0.0788 (delta 0.1), training seed 0
+#: (``topk_bench/pretrained/learned-stopping/boundaries.json``).
+DEFAULT_KNOTS = (10, 40, 160, 640, 2560, 10240, 40960)
+DEFAULT_DELTAS = (0.0089, 0.0072, 0.0311, 0.151, 0.5299, 2.0447, 7.5684)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A fitted stopping boundary and what it was fitted on."""
+
+    knots: tuple[int, ...]  #: pull counts of the knots
+    deltas: tuple[float, ...]  #: ``delta_t`` at the knots
+    spacing: int = SPACING
+    a: float = 1.0  #: the prior
+    b: float = 1.0
+    fit: dict[str, Any] | None = None  #: training record (family, target, seed, costs)
+
+    def __post_init__(self) -> None:
+        knots, deltas = list(self.knots), list(self.deltas)
+        if len(knots) < 1 or len(knots) != len(deltas):
+            raise ValueError(
+                f"knots ({len(knots)}) and deltas ({len(deltas)}) must be equal, non-empty"
+            )
+        if any(int(t) != t or t < 0 for t in knots) or any(
+            u >= v for u, v in zip(knots, knots[1:], strict=False)
+        ):
+            raise ValueError(f"knots={knots} must be increasing pull counts >= 0")
+        if not all(0.0 < d < math.inf for d in deltas):
+            raise ValueError(f"deltas={deltas} must be positive and finite")
+        if isinstance(self.spacing, bool) or not isinstance(self.spacing, int) or self.spacing < 1:
+            raise ValueError(f"spacing={self.spacing!r} must be an integer >= 1")
+
+    def at(self, t: Any) -> np.ndarray:
+        """``delta_t`` at pull counts ``t`` (the agent's interpolation)."""
+        x = np.log1p(np.asarray(t, dtype=float))
+        return np.exp(np.interp(x, np.log1p(self.knots), np.log(self.deltas)))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Boundary:
+        data = json.loads(text)
+        data["knots"], data["deltas"] = tuple(data["knots"]), tuple(data["deltas"])
+        return cls(**data)
+
+
+def check_times(cap: int, spacing: int = SPACING) -> np.ndarray:
+    """Pull counts of the stopping checks up to ``cap`` (the last check is at ``cap``)."""
+    out, t = [], 0
+    while t < cap:
+        out.append(t)
+        t = int(next_check(t, spacing))
+    out.append(cap)
+    return np.asarray(out, dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def _episode(means, a, b, k, cap, floor, spacing, rng, eps_out, wrong_out):
+    """One TTTS episode on ``means``: ``eps_t`` and the posterior top k's error at every
+    check (:func:`check_times`) until ``eps_t < floor`` or ``cap``; returns the number
+    of checks written."""
+    n = means.shape[0]
+    alpha, beta = np.full(n, a), np.full(n, b)
+    st = new_state(n)
+    lead, other = np.empty(k, np.int64), np.empty(k, np.int64)
+    mark, member = np.zeros((2, n), np.int8), np.zeros(n, np.int8)
+    counts = np.zeros(n, np.int64)
+    arms = np.empty(1, np.int64)
+    update(alpha, beta, k, st, arms[:0])
+    cut = np.sort(means)[n - k]  # the k-th largest mean: a set of k arms >= it is correct
+    t, c, check_at, prev = 0, 0, 0, 1.0
+    while True:
+        if t >= check_at or t >= cap:
+            check_at = next_check(t, spacing)
+            order = np.argsort(-(alpha / (alpha + beta)), kind="mergesort")
+            member[:] = 0
+            wrong = False
+            for i in order[:k]:
+                member[i] = 1
+                wrong = wrong or means[i] < cut
+            lo, _, _ = top_set_bounds(
+                alpha, beta, member, -1.0, max(0.02 * prev, 0.05 * floor), 4096
+            )
+            eps_out[c], wrong_out[c] = 1.0 - lo, wrong
+            c += 1
+            prev = max(1.0 - lo, floor)
+            if 1.0 - lo < floor or t >= cap:
+                return c
+        arm = choose(alpha, beta, k, LEADER_PROB, MAX_RESAMPLES, counts, rng, st, lead, other, mark)
+        if rng.random() < means[arm]:
+            alpha[arm] += 1.0
+        else:
+            beta[arm] += 1.0
+        counts[arm] += 1
+        arms[0] = arm
+        update(alpha, beta, k, st, arms)
+        t += 1
+
+
+def record(
+    n: int,
+    k: int,
+    *,
+    a: float = 1.0,
+    b: float = 1.0,
+    cap: int,
+    floor: float,
+    episodes: int,
+    seed: int,
+    spacing: int = SPACING,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(eps, wrong)``, float32[episodes, checks] and bool: TTTS episodes of the family
+    (means drawn from ``Beta(a, b)``), at every check of :func:`check_times`; a row that
+    ended below ``floor`` repeats its last value (every boundary >= ``floor`` has
+    stopped by then)."""
+    if not 1 <= k < n:
+        raise ValueError(f"k={k} must lie in [1, n - 1] with n={n}")
+    if not 0.0 < floor < 1.0:
+        raise ValueError(f"floor={floor!r} must lie in (0, 1)")
+    grid = check_times(cap, spacing)
+    eps = np.empty((episodes, grid.size), dtype=np.float32)
+    wrong = np.empty((episodes, grid.size), dtype=bool)
+    e_row, w_row = np.empty(grid.size), np.empty(grid.size, dtype=np.bool_)
+    rng = np.random.default_rng(seed)
+    for e in range(episodes):
+        means = rng.beta(a, b, n)
+        play = np.random.default_rng(rng.integers(2**63))
+        m = _episode(means, float(a), float(b), k, cap, floor, spacing, play, e_row, w_row)
+        eps[e, :m], wrong[e, :m] = e_row[:m], w_row[:m]
+        eps[e, m:], wrong[e, m:] = e_row[m - 1], w_row[m - 1]
+    return eps, wrong
+
+
+def stop_on(eps: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Index of the first check with ``eps <= levels`` in each row (the last check if
+    none: the cap)."""
+    hit = eps <= levels[None, :]
+    hit[:, -1] = True
+    return hit.argmax(axis=1)
+
+
+def fit_boundary(
+    eps: np.ndarray,
+    wrong: np.ndarray,
+    *,
+    n: int,
+    cap: int,
+    target: float,
+    floor: float,
+    spacing: int = SPACING,
+    a: float = 1.0,
+    b: float = 1.0,
+    max_evals: int = 600,
+) -> Boundary:
+    """The boundary of least mean stopping time with mean ``eps`` at the stop equal to
+    ``target`` on the records (:func:`record`), never below ``floor``."""
+    from scipy.optimize import minimize
+
+    if not floor <= target < 1.0:
+        raise ValueError(f"target={target!r} must lie in [floor={floor}, 1)")
+    grid = check_times(cap, spacing)
+    if eps.shape != (eps.shape[0], grid.size) or wrong.shape != eps.shape:
+        raise ValueError(f"records {eps.shape} do not match {grid.size} checks of cap={cap}")
+    knots = np.asarray([int(n * KNOT_BASE**j) for j in range(KNOTS)])
+    lg, lk = np.log1p(grid), np.log1p(knots)
+    rows = np.arange(eps.shape[0])
+
+    def levels(shape: np.ndarray, c: float) -> np.ndarray:  # the agent's delta_t exactly
+        return np.exp(np.interp(lg, lk, np.maximum(c + shape, math.log(floor))))
+
+    def level_for(shape: np.ndarray) -> float:  # E[eps_tau] rises with c: bisection
+        lo, hi = math.log(floor) - 1.0 - float(shape.max()), 1.0 - float(shape.min())
+        for _ in range(40):
+            c = 0.5 * (lo + hi)
+            if eps[rows, stop_on(eps, levels(shape, c))].mean() > target:
+                hi = c
+            else:
+                lo = c
+        return lo
+
+    def mean_tau(shape: np.ndarray) -> float:
+        return float(grid[stop_on(eps, levels(shape, level_for(shape)))].mean())
+
+    best, best_tau = np.zeros(KNOTS), mean_tau(np.zeros(KNOTS))
+    for slope in (0.25, 0.5, 1.0, 1.5, 2.0):
+        for j0 in range(KNOTS - 1):
+            shape = slope * np.maximum(0.0, lk - lk[j0])
+            tau = mean_tau(shape)
+            if tau < best_tau:
+                best, best_tau = shape, tau
+    for step in (0.5, 0.25, 0.1):  # Nelder-Mead, restarted with smaller simplices
+        simplex = np.vstack([best, best + step * np.eye(KNOTS)])
+        res = minimize(
+            mean_tau,
+            best,
+            method="Nelder-Mead",
+            options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 1e-3, "fatol": 0.01},
+        )
+        if res.fun < best_tau:
+            best, best_tau = res.x, float(res.fun)
+    shape = best
+    c = level_for(shape)
+    at = stop_on(eps, levels(shape, c))
+    deltas = np.maximum(np.exp(c + shape), floor)
+    return Boundary(
+        knots=tuple(int(t) for t in knots),
+        deltas=tuple(float(d) for d in deltas),
+        spacing=spacing,
+        a=float(a),
+        b=float(b),
+        fit={
+            "target": target,
+            "floor": floor,
+            "cap": cap,
+            "episodes": int(eps.shape[0]),
+            "mean_pulls": float(grid[at].mean()),
+            "mean_eps": float(eps[rows, at].mean()),
+            "error_rate": float(wrong[rows, at].mean()),
+        },
+    )
+
+
+class LearnedStop(TopTwoThompson):
+    """Top-two Thompson sampling stopped by a fitted boundary (module docstring).
+
+    Args:
+        knots: pull counts of the boundary's knots, increasing (default
+            :data:`DEFAULT_KNOTS`).
+        deltas: ``delta_t`` at the knots (> 0; above 1: stop; default
+            :data:`DEFAULT_DELTAS`, fitted to 10 arms, Beta(1, 1), k = 1, delta = 0.1: on
+            other families it keeps its sampling rule, and its error is not calibrated).
+        spacing: checks per doubling of the pull count (default 64).
+        a, b: the family's Beta prior.
+        seed: seeds the posterior samples.
+
+    :meth:`from_boundary` builds it from a :class:`Boundary`. Setting: fixed confidence;
+    Bernoulli only.
+    """
+
+    name = "learned_stop"
+    stopping_hint: ClassVar[str] = "it stops on its boundary"
+    settings: ClassVar[frozenset[str]] = frozenset({FIXED_CONFIDENCE})
+
+    def __init__(
+        self,
+        knots: Sequence[int] = DEFAULT_KNOTS,
+        deltas: Sequence[float] = DEFAULT_DELTAS,
+        spacing: int = SPACING,
+        a: float = 1.0,
+        b: float = 1.0,
+        *,
+        seed: int | None = None,
+    ) -> None:
+        self.boundary = Boundary(tuple(knots), tuple(float(d) for d in deltas), spacing, a, b)
+        super().__init__(a, b, LEADER_PROB, MAX_RESAMPLES, None, seed=seed)
+
+    @classmethod
+    def from_boundary(cls, boundary: Boundary, *, seed: int | None = None) -> LearnedStop:
+        return cls(
+            boundary.knots, boundary.deltas, boundary.spacing, boundary.a, boundary.b, seed=seed
+        )
+
+    def stops_by_itself(self, problem: Any) -> bool:
+        return True
+
+    def params(self) -> np.ndarray:
+        prm = super().params()
+        m = len(self.boundary.knots)
+        prm[P_SPACING], prm[P_KNOTS] = self.boundary.spacing, m
+        return np.concatenate(
+            [prm, np.log1p(np.asarray(self.boundary.knots, float)), np.log(self.boundary.deltas)]
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"LearnedStop(knots={list(self.boundary.knots)}, deltas="
+            f"{[round(d, 6) for d in self.boundary.deltas]}, spacing={self.boundary.spacing}, "
+            f"a={self.a}, b={self.b}, seed={self.seed})"
+        )
+
+
+def train(
+    n: int,
+    k: int,
+    *,
+    targets: Sequence[float],
+    seed: int,
+    a: float = 1.0,
+    b: float = 1.0,
+    cap: int = 20_000,
+    floor: float = 5e-4,
+    episodes: int = 800,
+    records: str | Path | None = None,
+) -> list[Boundary]:
+    """Record ``episodes`` TTTS episodes of the family (seeded by ``seed``) and fit one
+    boundary per target (:func:`fit_boundary`); ``fit`` records the CPU seconds.
+
+    ``records``: an ``.npz`` file that keeps the records (read instead of recording
+    again when it exists: the same family, seed and episodes)."""
+    start = time.process_time()
+    if records is not None and Path(records).exists():
+        with np.load(records) as saved:
+            eps, wrong, recorded = saved["eps"], saved["wrong"], float(saved["cpu_s"])
+        if eps.shape != (episodes, check_times(cap).size):
+            raise ValueError(
+                f"{records}: records {eps.shape} are not {episodes} episodes to cap={cap}"
+            )
+    else:
+        eps, wrong = record(n, k, a=a, b=b, cap=cap, floor=floor, episodes=episodes, seed=seed)
+        recorded = time.process_time() - start
+        if records is not None:
+            Path(records).parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(records).with_suffix(".tmp.npz")
+            np.savez_compressed(tmp, eps=eps, wrong=wrong, cpu_s=recorded)
+            tmp.replace(records)
+    out = []
+    for target in targets:
+        t0 = time.process_time()
+        bnd = fit_boundary(eps, wrong, n=n, cap=cap, target=target, floor=floor, a=a, b=b)
+        fit = dict(bnd.fit or {})
+        fit.update(
+            n=n,
+            k=k,
+            seed=seed,
+            record_cpu_s=round(recorded, 1),
+            fit_cpu_s=round(time.process_time() - t0, 1),
+        )
+        out.append(Boundary(bnd.knots, bnd.deltas, bnd.spacing, bnd.a, bnd.b, fit))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agents.bayesian.learned_stop --n 10 --k 1 --target 0.08 0.035 --seed 0``:
+    fit one boundary per target and print them as JSON."""
+    p = argparse.ArgumentParser(prog="python -m agents.bayesian.learned_stop", description=main.__doc__)
+    p.add_argument("--n", type=int, required=True)
+    p.add_argument("--k", type=int, required=True)
+    p.add_argument(
+        "--target", type=float, nargs="+", required=True, help="mean posterior error at the stop"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--prior", type=float, nargs=2, default=(1.0, 1.0), metavar=("A", "B"))
+    p.add_argument("--cap", type=int, default=20_000)
+    p.add_argument("--floor", type=float, default=5e-4)
+    p.add_argument("--episodes", type=int, default=800)
+    p.add_argument("--records", type=Path, help="an .npz file that keeps the records")
+    args = p.parse_args(argv)
+    out = train(
+        args.n,
+        args.k,
+        targets=args.target,
+        seed=args.seed,
+        a=args.prior[0],
+        b=args.prior[1],
+        cap=args.cap,
+        floor=args.floor,
+        episodes=args.episodes,
+        records=args.records,
+    )
+    print(json.dumps([asdict(bnd) for bnd in out], indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""The ``learned-stopping`` experiment: a learned stop against the fixed-confidence agents.
+
+Family: 10 Bernoulli arms whose means are drawn from Beta(1, 1) per episode, k = 1 and
+k = 3, fixed confidence with one pull per step, truncated at :data:`CAP` pulls (the
+empirical top k is scored then). Targets delta = 0.1 and 0.05 (why not 0.01:
+docs/experiments/learned-stopping.md). At each (k, delta) the learned policies
+(:class:`agents.bayesian.learned_stop.LearnedStop`, three training seeds, each fitted to
+``target = delta - 3 sqrt(delta / EPISODES)``: three standard errors of the held-out
+estimate below delta, so that the held-out Clopper-Pearson bound can reach delta), the
+Bayesian yardstick ``bayes_ttts(delta)`` (same sampling rule, constant threshold; also
+at the learned stop's target, the same error level), the
+GLR agents (T3C, EB-TC; Track-and-Stop at k = 1) and the LUCB family (LUCB, KL-LUCB,
+LUCB++, lil'RandLUCB) play the same :data:`EPISODES` held-out episodes (paired).
+
+The fitted boundaries ship in ``topk_bench/pretrained/learned-stopping/boundaries.json``;
+:func:`experiment_config` writes the experiment from it
+(``topk_bench/experiments/learned-stopping.toml`` is its output, checked by
+``tests/test_learned_stopping.py``), so ``topk-bench run learned-stopping`` plays them
+without refitting. ``python -m topk_bench.learned_stopping train`` fits them again
+(:func:`agents.bayesian.learned_stop.train`, about 3-6 CPU-minutes per (k, seed)) and writes
+the JSON; ``config`` prints the TOML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BOUNDARIES", "experiment_config", "target_of", "train_all"]
+
+#: The shipped boundaries.
+BOUNDARIES = Path(__file__).resolve().parent / "pretrained" / "learned-stopping" / "boundaries.json"
+N_ARMS, KS, DELTAS, SEEDS = 10, (1, 3), (0.1, 0.05), (0, 1, 2)
+#: Pull cap (truncation) and held-out episodes per point.
+CAP, EPISODES = 20_000, 2000
+#: Training episodes per (k, seed) and the recording floor of the posterior error.
+TRAIN_EPISODES, FLOOR = 800, 5e-4
+_FREQUENTIST = (
+    ("t3c", "T3C", "GLR"),
+    ("eb_tc", "EB-TC", "GLR"),
+    ("track_and_stop", "Track-and-Stop", "GLR"),
+    ("lucb", "LUCB", "LUCB"),
+    ("kl_lucb", "KL-LUCB", "LUCB"),
+    ("lucb_pp", "LUCB++", "LUCB"),
+    ("lil_rand_lucb", "lil'RandLUCB", "LUCB"),
+)
+
+
+def target_of(delta: float, episodes: int = EPISODES) -> float:
+    """The fit's target: three standard errors of an ``episodes``-episode estimate below
+    ``delta``, rounded to 4 decimals."""
+    return round(delta - 3.0 * math.sqrt(delta / episodes), 4)
+
+
+def train_all(
+    seeds: Sequence[int] = SEEDS, *, episodes: int = TRAIN_EPISODES, cap: int = CAP
+) -> list[dict[str, Any]]:
+    """Fit every boundary of the experiment (:func:`agents.bayesian.learned_stop.train`)."""
+    from dataclasses import asdict
+
+    from agents.bayesian.learned_stop import train
+
+    out = []
+    for k in KS:
+        for seed in seeds:
+            targets = [target_of(d) for d in DELTAS]
+            fitted = train(
+                N_ARMS, k, targets=targets, seed=seed, cap=cap, floor=FLOOR, episodes=episodes
+            )
+            for delta, bnd in zip(DELTAS, fitted, strict=True):
+                entry = asdict(bnd)
+                entry["fit"]["delta"] = delta
+                out.append(entry)
+    return out
+
+
+def _label(delta: float, name: str) -> str:
+    return f"{name} (delta {delta})"
+
+
+def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The experiment's config from the fitted ``boundaries`` (the JSON's entries)."""
+    agents: list[dict[str, Any]] = []
+    points: list[dict[str, Any]] = []
+    for delta in DELTAS:
+        for level in (delta, target_of(delta)):  # the yardstick at delta and at the target
+            agents.append(
+                {
+                    "name": "bayes_ttts",
+                    "label": _label(level, "TTTS, posterior stop"),
+                    "params": {"delta": level},
+                }
+            )
+        for name, label, _ in _FREQUENTIST:
+            agents.append({"name": name, "label": _label(delta, label), "params": {"delta": delta}})
+    for bnd in boundaries:
+        fit = bnd["fit"]
+        agents.append(
+            {
+                "name": "learned_stop",
+                "label": f"learned stop k={fit['k']} (delta {fit['delta']}, seed {fit['seed']})",
+                "params": {
+                    "knots": list(bnd["knots"]),
+                    "deltas": [round(d, 6) for d in bnd["deltas"]],
+                },
+            }
+        )
+    for k in KS:
+        for delta in DELTAS:
+            names = [
+                _label(delta, "TTTS, posterior stop"),
+                _label(target_of(delta), "TTTS, posterior stop"),
+            ]
+            names += [
+                _label(delta, label)
+                for name, label, _ in _FREQUENTIST
+                if not (name == "track_and_stop" and k > 1)
+            ]
+            names += [
+                a["label"]
+                for a in agents
+                if a["label"].startswith(f"learned stop k={k} (delta {delta},")
+            ]
+            points.append(
+                {
+                    "label": f"k = {k}, delta = {delta}",
+                    "panel": f"k = {k}",
+                    "env": {"k": k},
+                    "x": delta,
+                    "agents": names,
+                }
+            )
+    return {
+        "name": "learned-stopping",
+        "description": (
+            "Fixed confidence on a prior family: 10 Bernoulli arms whose means are drawn from "
+            "Beta(1, 1) per episode, k = 1 and 3, one pull per step, truncated at 20,000 pulls, "
+            "targets delta = 0.1 and 0.05. A learned stop (top-two Thompson sampling stopped on a "
+            "boundary delta_t fitted to the prior on simulated episodes, three training seeds) "
+            "against the Bayesian yardstick (the same sampling rule stopped when the posterior "
+            "probability of its answer reaches 1 - delta), the GLR agents and the LUCB family, on "
+            "the same held-out episodes. The learned stop and the yardstick guarantee an error "
+            "averaged over the prior; the frequentist agents guarantee it on every instance."
+        ),
+        "reference": (
+            "Russo, 'Simple Bayesian algorithms for best-arm identification', Operations Research "
+            "2020 (TTTS); Zhang, Jain & Jamieson, 'Learning to Actively Learn: A Robust Approach', "
+            "arXiv:2010.15382 (learned prior-aware policies); Garivier & Kaufmann, COLT 2016 "
+            "(Track-and-Stop, GLR stopping); Jourdan, Degenne, Kaufmann, NeurIPS 2022 (T3C, "
+            "EB-TC); Kalyanakrishnan et al., ICML 2012 (LUCB); Kaufmann & Kalyanakrishnan, COLT "
+            "2013 (KL-LUCB); Simchowitz, Jamieson, Recht, COLT 2017 (LUCB++); Jiang, Li, Qiao, "
+            "arXiv:1705.06894 (lil'RandLUCB)."
+        ),
+        "metrics": ["pulls", "misidentified", "truncated"],
+        "runs": EPISODES,
+        "x": "delta",
+        "env": {
+            "setting": "fixed_confidence",
+            "batch_size": 1,
+            "repeat_limit": 1,
+            "max_batches": CAP,
+            "instance": "uniform-random",
+            "n_arms": N_ARMS,
+        },
+        "agents": agents,
+        "points": points,
+        "plot": {"logy": ["pulls"], "binary_ci": "clopper-pearson"},
+        "reduced": {"runs": 4, "env": {"max_batches": 2000}},
+    }
+
+
+def to_toml(cfg: Mapping[str, Any]) -> str:
+    """The config as TOML (the shipped file's text)."""
+    from topk_bench.rl_baselines import to_toml as _to_toml
+
+    head = (
+        "# Generated by `python -m topk_bench.learned_stopping config` from\n"
+        "# topk_bench/pretrained/learned-stopping/boundaries.json (fitted by\n"
+        "# `python -m topk_bench.learned_stopping train`); do not edit by hand.\n"
+    )
+    body = _to_toml(cfg).split("\n")
+    while body and body[0].startswith("# Generated by `python -m topk_bench.rl_baselines"):
+        body = body[1:]
+    return head + "\n".join(body)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m topk_bench.learned_stopping")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("config", help="print the experiment's TOML (from the shipped boundaries)")
+    tr = sub.add_parser("train", help="fit every boundary and write the JSON")
+    tr.add_argument("--out", type=Path, default=BOUNDARIES)
+    tr.add_argument("--episodes", type=int, default=TRAIN_EPISODES)
+    args = p.parse_args(argv)
+    if args.cmd == "config":
+        print(to_toml(experiment_config(json.loads(BOUNDARIES.read_text()))), end="")
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            json.dumps(train_all(episodes=args.episodes), indent=1, sort_keys=True) + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
