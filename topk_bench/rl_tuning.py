@@ -18,7 +18,9 @@ trials are random).
 
 The study lives in ``DIR/study.db`` (SQLite): a rerun with the same arguments
 continues it up to ``--trials`` finished trials (a trial that an interrupted run left
-running is marked failed and is not counted). ``DIR/best.json`` holds the best trial
+running is marked failed and is not counted; the sampler is seeded with
+``--sampler-seed`` plus the number of trials stored, so a continued search draws new
+points). ``DIR/best.json`` holds the best trial
 so far (``task``, ``algo``, ``algo_kwargs``, ``value`` and the search's settings);
 ``python -m topk_bench.rl_baselines config --tuned DIR/best.json ...`` adds the tuned
 variant of those (task, algorithm) pairs to the config (:func:`read_tuned`).
@@ -178,7 +180,6 @@ def tune(
     study = optuna.create_study(
         study_name=f"{algo}-{task}",
         storage=f"sqlite:///{root.resolve() / 'study.db'}",
-        sampler=optuna.samplers.TPESampler(seed=sampler_seed),
         direction="minimize",
         load_if_exists=True,
     )
@@ -186,15 +187,19 @@ def tune(
     if stored is None:
         study.set_user_attr("settings", settings)
     elif stored != settings:
-        changed = sorted(k for k in settings if stored.get(k) != settings[k])
+        changed = {
+            k: (stored.get(k), settings[k]) for k in settings if stored.get(k) != settings[k]
+        }
         raise ValueError(
-            f"{root / 'study.db'} holds a search with other settings ({changed}: "
-            f"{ {k: stored.get(k) for k in changed} }, asked { ({k: settings[k] for k in changed}) }); "
-            "use another --out"
+            f"{root / 'study.db'} holds a search with other settings (stored, asked: "
+            f"{changed}); use another --out"
         )
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)  # interrupted
     done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    # a resumed search must not replay the random start of the first run: the sampler's
+    # seed moves on with the trials already stored
+    study.sampler = optuna.samplers.TPESampler(seed=sampler_seed + len(study.trials))
 
     def objective(trial: Any) -> float:
         params = _suggest(trial, algo)
