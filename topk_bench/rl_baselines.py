@@ -516,17 +516,19 @@ ILL_CONDITIONED = 0.5
 def anchors(df: Any) -> Any:
     """The normalisation anchors of each task of a results frame, on the episodes every
     agent of the task played: ``uniform`` (U), the best reference agent and its score
-    (B), ``gap`` = U - B with its paired 95% half-width ``gap_hw``, ``episodes``, and
-    ``ill_conditioned`` (``gap_hw > ILL_CONDITIONED * gap``, or ``gap <= 0``). Tasks
-    without ``uniform`` or without another reference agent are left out."""
+    (B, ``uniform`` itself when no other reference agent beats it, as in
+    :func:`score_table`), ``gap`` = U - B with its paired 95% half-width ``gap_hw``,
+    ``episodes``, and ``ill_conditioned`` (``gap_hw > ILL_CONDITIONED * gap``, or
+    ``gap <= 0``: such a task cannot be normalised). Tasks without ``uniform`` or
+    without another reference agent are left out."""
     import pandas as pd
 
     scores = _episode_scores(_common_runs(df))
     rows = []
     for task, group in scores.groupby("task", sort=False) if scores is not None else ():
         wide = group.pivot(index="run", columns="agent", values="score")
-        refs = [a for a in wide.columns if _NAME.match(a) is None and a != "uniform"]
-        if "uniform" not in wide.columns or not refs:
+        refs = [a for a in wide.columns if _NAME.match(a) is None]
+        if "uniform" not in wide.columns or len(refs) < 2:
             continue
         best = min(refs, key=lambda a: wide[a].mean())
         gap, hw = _paired(wide["uniform"], wide[best])
@@ -542,7 +544,7 @@ def anchors(df: Any) -> Any:
                 "ill_conditioned": not gap > 0 or hw > ILL_CONDITIONED * gap,
             }
         )
-    return pd.DataFrame(
+    out = pd.DataFrame(
         rows,
         columns=[
             "task",
@@ -555,6 +557,8 @@ def anchors(df: Any) -> Any:
             "ill_conditioned",
         ],
     )
+    order = {t: i for i, t in enumerate(_tasks_in_order(out["task"]))}
+    return out.sort_values("task", key=lambda c: c.map(order)).reset_index(drop=True)
 
 
 def paired_table(df: Any) -> Any:
@@ -609,7 +613,10 @@ def paired_table(df: Any) -> Any:
             "vs_best_hw",
         ],
     )
-    return out.sort_values(["task", "learned", "score"], ascending=[True, False, True])
+    order = {t: i for i, t in enumerate(_tasks_in_order(out["task"]))}
+    out["rank"] = out["task"].map(order)
+    out = out.sort_values(["rank", "learned", "score"], ascending=[True, False, True])
+    return out.drop(columns="rank").reset_index(drop=True)
 
 
 def _tasks_in_order(tasks: Any) -> list[str]:
@@ -693,14 +700,25 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
             "",
             f"Not scored yet (no uniform or no reference episodes): {', '.join(skipped)}.",
         ]
-    per_task, aggregate = score_table(_common_runs(usable), n_resamples=n_resamples, seed=seed)
+    flat = anchor[~(anchor["gap"] > 0)]["task"].tolist()
+    if flat:
+        lines += [
+            "",
+            f"Not normalised: {', '.join(flat)} (uniform is the best reference agent on "
+            "these episodes, U - B = 0).",
+        ]
+    normalisable = _common_runs(usable[~usable["point"].isin(set(flat))])
+    if not normalisable.empty:
+        per_task, aggregate = score_table(normalisable, n_resamples=n_resamples, seed=seed)
+        lines += [
+            "",
+            "Normalised scores (U - S) / (U - B), not clipped: the IQM over tasks and seeds "
+            "with a 95% stratified bootstrap interval, the mean, then each agent's mean per "
+            "task:",
+            "",
+            format_tables(per_task, aggregate),
+        ]
     lines += [
-        "",
-        "Normalised scores (U - S) / (U - B), not clipped: the IQM over tasks and seeds "
-        "with a 95% stratified bootstrap interval, the mean, then each agent's mean per "
-        "task:",
-        "",
-        format_tables(per_task, aggregate),
         "",
         "Raw scores (lower is better) with paired 95% intervals over the held-out "
         "episodes (a learned algorithm's seeds averaged episode by episode; the interval "
