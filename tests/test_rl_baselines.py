@@ -314,3 +314,69 @@ def test_curves_cli_on_a_results_directory(tmp_path, capsys) -> None:
     assert (tmp_path / "figures" / "learning_curves.png").exists()
     assert rl_baselines.main(["report", str(tmp_path), "-o", str(tmp_path / "r.md")]) == 0
     assert "### Scores" in (tmp_path / "r.md").read_text()
+
+
+def test_tune_minimises_the_validation_score_resumes_and_feeds_the_config(
+    tmp_path, monkeypatch
+) -> None:
+    """The search wiring, with training replaced by a score known in advance."""
+    from types import SimpleNamespace
+
+    from agents.learned import training
+    from topk_bench import rl_tuning
+
+    seen: list = []
+
+    def fake_train(config, log=None):
+        seen.append(config)
+        score = 1000 * config.algo_kwargs["learning_rate"] + (config.seed - rl_tuning.TUNE_SEED0)
+        return SimpleNamespace(evaluations=[{"score": 99.0}, {"score": score}])  # the last counts
+
+    monkeypatch.setattr(training, "train", fake_train)
+    args = dict(timesteps=100, seeds=2, eval_episodes=7, num_envs=2, log=None)
+    best = rl_tuning.tune("batch-count", "maskable_ppo", 3, out=tmp_path, **args)
+    assert len(seen) == 6 and [c.seed for c in seen] == [1000, 1001] * 3
+    for c in seen:  # the experiment's training form, validated on validation episodes
+        assert c.env_id.endswith("PullByPull-v0") and c.algo == "maskable_ppo"
+        assert c.validation == "vector" and c.eval_episodes == 7 and c.total_timesteps == 100
+        assert 1e-5 <= c.algo_kwargs["learning_rate"] <= 1e-3
+        assert c.algo_kwargs["n_steps"] in (64, 128, 256, 512)
+        assert c.algo_kwargs["policy_kwargs"]["hidden"] in (32, 64, 128)
+    lrs = [c.algo_kwargs["learning_rate"] for c in seen[::2]]
+    assert best["value"] == pytest.approx(1000 * min(lrs) + 0.5)  # mean over seeds 0 and 1
+    assert best["algo_kwargs"]["learning_rate"] == min(lrs)
+    assert best["trials"] == 3 and best["preset"] == "batch-count-pbp"
+    assert json.loads((tmp_path / "best.json").read_text()) == best
+    # resumed: nothing left at 3 trials; 2 more at 5, at points not tried before
+    rl_tuning.tune("batch-count", "maskable_ppo", 3, out=tmp_path, **args)
+    assert len(seen) == 6
+    best = rl_tuning.tune("batch-count", "maskable_ppo", 5, out=tmp_path, **args)
+    assert len(seen) == 10 and best["trials"] == 5
+    assert not {c.algo_kwargs["learning_rate"] for c in seen[6:]} & set(lrs)
+    with pytest.raises(ValueError, match="timesteps"):
+        rl_tuning.tune("batch-count", "maskable_ppo", 5, out=tmp_path, **{**args, "timesteps": 9})
+    with pytest.raises(ValueError, match="not a training of rl-baselines"):
+        rl_tuning.tune("batch-count", "dqn", 1, out=tmp_path / "x", **args)
+    tuned = rl_tuning.read_tuned([tmp_path / "best.json"])
+    assert tuned == {("batch-count", "maskable_ppo"): best["algo_kwargs"]}
+    with pytest.raises(ValueError, match="tuned twice"):
+        rl_tuning.read_tuned([tmp_path / "best.json"] * 2)
+    cfg = rl_baselines.experiment_config(tuned=tuned)
+    entry = next(t for t in cfg["train"] if t["model"] == "maskable_ppo-batch-count-s0-tuned")
+    assert entry["preset"] == "batch-count-pbp" and entry["algo_kwargs"] == best["algo_kwargs"]
+
+
+def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
+    """Two real trials of a few hundred steps: the study and best.json agree."""
+    import optuna
+
+    from topk_bench import rl_tuning
+
+    best = rl_tuning.tune(
+        "one-pull", "ppo", 2, 256, tmp_path, num_envs=2, eval_episodes=4, log=None
+    )
+    study = optuna.load_study(study_name="ppo-one-pull", storage=f"sqlite:///{tmp_path}/study.db")
+    values = [t.value for t in study.trials]
+    assert len(values) == 2 and best["value"] == min(values)
+    assert best["params"] == study.trials[values.index(min(values))].params
+    assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}
