@@ -285,7 +285,7 @@ def test_report_of_a_partial_directory(tmp_path) -> None:
     text = rl_baselines.report(tmp_path, n_resamples=50)
     assert "3 of 4 models present" in text
     assert "Missing models (1): ppo-one-pull-s1." in text
-    assert f"{(60 + 12 + 30) / 3600:.2f} CPU-hours" in text
+    assert f"102 CPU-s = {(60 + 12 + 30) / 3600:.2f} CPU-hours" in text
     assert "| ppo | 1/2, 60 s | 1/1, 30 s |" in text
     assert "| dqn | 1/1, 12 s | - |" in text
     assert "| misid | 40 |" in text and "(ill-conditioned)" in text

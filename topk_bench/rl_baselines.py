@@ -21,8 +21,45 @@ agent's (0 = uniform, 1 = the best reference agent); an algorithm's aggregate is
 interquartile mean (IQM) of its normalised scores over tasks and training seeds, with a
 stratified bootstrap interval (the seeds of a task resampled within the task).
 
+**The anchor and why nothing is clipped.** On the ladder's Beta(5, 5) families the
+gaps between means are small, so uniform allocation is close to the best reference
+agent: U - B is a small number (on ``one-pull``, uniform 0.031 and KG 0.019 of
+aggregate regret in the learned-vs-scripted experiment: U - B = 0.012), and a weak
+policy's normalised score is a large negative number (there, a policy at twice
+uniform's regret scores -2.6, a barely trained one at 0.15 about -10), while no policy
+scores much above 1. Such values are kept as they are: the IQM trims the lowest and
+highest quarter of an algorithm's (task, seed) scores, so a few failed runs do not move
+it (more than a quarter of them do, as they should), while the mean shows them all. Because the
+normalisation divides by a noisy difference, :func:`report` also states each task's
+anchor, U - B with its paired 95% half-width on the held-out episodes, and marks a
+task ill-conditioned when that half-width exceeds :data:`ILL_CONDITIONED` x (U - B),
+and it tables the raw scores with paired intervals against uniform and against the
+best reference agent (:func:`paired_table`), which need no anchor. A task where
+uniform is the best reference agent on the episodes (U - B = 0) is tabled raw only.
+
+**Results.** :func:`report` writes the results page's Markdown: models present out of
+those the points play, training CPU time (the sidecars' ``training.cpu_seconds``), the
+anchors, the normalised tables (:func:`format_tables`) and the paired raw scores.
+:func:`plot_curves` draws the learning curves: one panel per task, one line per
+algorithm, the mean of its seeds' validation scores (the sidecars'
+``training.evaluations``: task score of the mode the policy plays, on the validation
+episodes) with a min-max band over seeds, and the task's ``uniform`` and best
+reference scores on the held-out episodes as horizontal lines. Validation episodes are
+played on the training form of the task and the held-out ones on its benchmark form,
+so the lines place the curves, they are not the same episodes. A model validated only
+at the end of its training (no ``eval_every``) is a point with a min-max bar. Both work
+on a partial directory and say what is missing.
+
+**Tuned variants.** ``python -m topk_bench.rl_baselines tune`` searches an algorithm's
+hyper-parameters on a task (:mod:`topk_bench.rl_tuning`); ``config --tuned
+DIR/best.json ...`` adds, for each tuned (task, algorithm) pair, its seeds trained with
+the best parameters (models ``ALGO-TASK-sN-tuned``, algorithm label ``ALGO (tuned)``
+in the tables). Without ``--tuned`` the config is the shipped one.
+
 ``python -m topk_bench.rl_baselines config`` prints the config;
-``python -m topk_bench.rl_baselines scores OUT`` the score tables of a results directory.
+``scores OUT`` the score tables of a results directory; ``report OUT [-o FILE]`` the
+Markdown results; ``curves OUT [--figures DIR]`` writes ``DIR/learning_curves.png``
+(default ``OUT/figures``).
 """
 
 from __future__ import annotations
@@ -638,6 +675,7 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
     present = models[models["present"]]
     lines.append(
         f"{len(present)} of {len(models)} models present; training CPU time "
+        f"{present['cpu_seconds'].sum():,.0f} CPU-s = "
         f"{present['cpu_seconds'].sum() / 3600:.2f} CPU-hours (sum of the sidecars' "
         "`training.cpu_seconds`, validation not counted), wall time "
         f"{present['seconds'].sum() / 3600:.2f} hours."
