@@ -75,7 +75,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ALGOS", "experiment_config", "runs", "score_table", "task_scores", "to_toml"]
+__all__ = [
+    "ALGOS",
+    "anchors",
+    "experiment_config",
+    "format_tables",
+    "mean_curve",
+    "model_table",
+    "paired_table",
+    "played_models",
+    "plot_curves",
+    "report",
+    "runs",
+    "score_table",
+    "task_scores",
+    "to_toml",
+]
 
 #: The algorithms of the experiment, in table order.
 ALGOS = ("ppo", "a2c", "dqn", "recurrent_ppo", "maskable_ppo")
