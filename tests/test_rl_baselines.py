@@ -4,6 +4,7 @@ reference agent), and a reduced run trains only the models its points play."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -133,3 +134,249 @@ def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> 
     assert {m.split("-", 1)[1].rsplit("-", 1)[0] for m in asked} == {"one-pull", "batch-count"}
     played = {a.name for _, a in exp.pairs() if ":" in a.name and "trained" not in a.name}
     assert len(played) == 9  # trained:MODEL resolved to ALGO:PATH
+
+
+def test_tuned_hyper_parameters_add_a_variant_and_nothing_else() -> None:
+    tuned = {("one-pull", "ppo"): {"learning_rate": 1e-4, "policy_kwargs": {"hidden": 32}}}
+    cfg = rl_baselines.experiment_config(tuned=tuned)
+    base = rl_baselines.experiment_config()
+    extra = cfg["train"][len(base["train"]) :]
+    assert cfg["train"][: len(base["train"])] == base["train"]
+    assert [t["model"] for t in extra] == [f"ppo-one-pull-s{s}-tuned" for s in range(5)]
+    assert all(t["algo_kwargs"] == tuned["one-pull", "ppo"] for t in extra)
+    assert not any("algo_kwargs" in t for t in base["train"])
+    point = next(p for p in cfg["points"] if p["label"] == "one-pull")
+    assert {t["model"] for t in extra} <= set(point["agents"])
+    assert all("tuned" not in a for p in cfg["points"][1:] for a in p["agents"])
+    # the generated TOML loads, and a reduced run plays seed 0 of the tuned variant too
+    assert tomllib.loads(rl_baselines.to_toml(cfg)) == cfg
+    with pytest.raises(ValueError, match=r"\('batch-count', 'dqn'\)"):
+        rl_baselines.experiment_config(tuned={("batch-count", "dqn"): {}})
+
+
+def test_a_tuned_variant_is_its_own_algorithm_in_the_scores() -> None:
+    df = _frame(
+        {
+            "one-pull": {
+                "uniform": [0.05],
+                "kg (prior)": [0.01],
+                "ppo-one-pull-s0": [0.03],  # 0.5
+                "ppo-one-pull-s0-tuned": [0.02],  # 0.75
+            }
+        }
+    )
+    per_task, agg = rl_baselines.score_table(df, n_resamples=50)
+    iqm = dict(zip(agg["algo"], agg["iqm"], strict=True))
+    assert iqm["ppo"] == pytest.approx(0.5) and iqm["ppo (tuned)"] == pytest.approx(0.75)
+    assert agg.set_index("algo").loc["ppo (tuned)", "learned"]
+
+
+def test_mean_curve_interpolates_each_seed_within_its_own_range() -> None:
+    a = [(0, 1.0), (10, 0.0)]
+    b = [(0, 3.0), (5, 2.0), (20, 1.0)]
+    c = rl_baselines.mean_curve([a, b])
+    assert c["timesteps"].tolist() == [0, 5, 10, 20]
+    # at 5: a interpolates to 0.5; at 10: b to 2 - 5/15; at 20 only b reaches
+    assert c["mean"].tolist() == pytest.approx([2.0, 1.25, (0 + 2 - 5 / 15) / 2, 1.0])
+    assert c["low"].tolist() == pytest.approx([1.0, 0.5, 0.0, 1.0])
+    assert c["high"].tolist() == pytest.approx([3.0, 2.0, 2 - 5 / 15, 1.0])
+    assert c["n"].tolist() == [2, 2, 2, 1]
+
+
+def _results_dir(root: Path, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A partial rl-baselines directory: 2 tasks, ppo seeds 0-1 and dqn seed 0 on
+    one-pull (ppo-one-pull-s1 not trained yet), ppo seed 0 on misid, uniform and two
+    references; 40 episodes per agent, one extra run of uniform on one-pull (unpaired).
+    Returns the episode scores by agent."""
+    from topk_bench.store import ResultStore
+
+    models = {
+        "ppo-one-pull-s0": ("one-pull", 60.0, [(1000, 0.2), (2000, 0.1)]),
+        "ppo-one-pull-s1": ("one-pull", None, None),
+        "dqn-one-pull-s0": ("one-pull", 12.0, [(2000, 0.3)]),
+        "ppo-misid-s0": ("misid", 30.0, [(1000, 0.9), (2000, 0.7)]),
+    }
+    refs = {
+        "one-pull": ["uniform", "kg (prior)", "sar"],
+        "misid": ["uniform", "ttts", "kg (prior)"],
+    }
+    manifest = {
+        "name": "rl-baselines",
+        "agents": [{"label": m, "name": f"trained:{m}"} for m in models]
+        + [{"label": r, "name": r.split()[0]} for r in {r for v in refs.values() for r in v}],
+        "points": [
+            {"label": t, "agents": [m for m, v in models.items() if v[0] == t] + refs[t]}
+            for t in refs
+        ],
+    }
+    (root / "models").mkdir(parents=True)
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    for model, (_, cpu, curve) in models.items():
+        if cpu is None:
+            continue
+        (root / "models" / f"{model}.zip").write_bytes(b"")
+        evals = [{"timesteps": t, "score": s, "mode": "sampled"} for t, s in curve]
+        side = {"training": {"cpu_seconds": cpu, "seconds": 2 * cpu, "evaluations": evals}}
+        (root / "models" / f"{model}.json").write_text(json.dumps(side))
+    n = 40
+    means = {
+        ("one-pull", "uniform"): 0.05,
+        ("one-pull", "kg (prior)"): 0.02,
+        ("one-pull", "sar"): 0.03,
+        ("one-pull", "ppo-one-pull-s0"): 0.04,
+        ("one-pull", "dqn-one-pull-s0"): 0.09,
+        ("misid", "uniform"): 0.5,
+        ("misid", "ttts"): 0.45,
+        ("misid", "kg (prior)"): 0.48,
+        ("misid", "ppo-misid-s0"): 0.6,
+    }
+    scores, rows = {}, []
+    for (task, agent), mean in means.items():
+        runs = n + 1 if (task, agent) == ("one-pull", "uniform") else n
+        if task == "misid":
+            v = (rng.random(runs) < mean).astype(float)
+        else:
+            v = np.clip(mean + 0.02 * rng.standard_normal(runs), 0, None)
+        scores[task, agent] = v
+        for run, x in enumerate(v):
+            rows.append(
+                {
+                    "experiment": "rl-baselines",
+                    "point": task,
+                    "agent": agent,
+                    "run": run,
+                    "aggregate_regret": x,
+                    "misidentified": x,
+                    "batches": 1,
+                }
+            )
+    ResultStore(root).write(rows)
+    return scores
+
+
+def test_anchors_and_paired_scores_on_the_common_episodes(tmp_path) -> None:
+    from topk_bench.store import read_results
+
+    scores = _results_dir(tmp_path, np.random.default_rng(0))
+    df = read_results(tmp_path)
+    anchor = rl_baselines.anchors(df).set_index("task")
+    n = 40  # uniform's extra run on one-pull is not paired with anything: left out
+    for task, best in (("one-pull", "kg (prior)"), ("misid", "ttts")):
+        u, b = scores[task, "uniform"][:n], scores[task, best]
+        d = u - b
+        row = anchor.loc[task]
+        assert row["best_reference"] == best and row["episodes"] == n
+        assert row["gap"] == pytest.approx(d.mean())
+        assert row["gap_hw"] == pytest.approx(1.96 * d.std(ddof=1) / np.sqrt(n))
+    # U - B = 0.03 (+- about 0.009) on one-pull; 0.05 (+- about 0.2) on misid
+    assert not anchor.loc["one-pull", "ill_conditioned"]
+    assert anchor.loc["misid", "ill_conditioned"]
+    paired = rl_baselines.paired_table(df).set_index(["task", "agent"])
+    ppo = paired.loc[("one-pull", "ppo")]
+    s = scores["one-pull", "ppo-one-pull-s0"]
+    assert ppo["seeds"] == 1 and ppo["score"] == pytest.approx(s.mean())
+    assert ppo["vs_uniform"] == pytest.approx((s - scores["one-pull", "uniform"][:n]).mean())
+    assert ppo["vs_best"] == pytest.approx((s - scores["one-pull", "kg (prior)"]).mean())
+    assert not paired.loc[("one-pull", "sar"), "learned"]
+
+
+def test_report_of_a_partial_directory(tmp_path) -> None:
+    _results_dir(tmp_path, np.random.default_rng(1))
+    text = rl_baselines.report(tmp_path, n_resamples=50)
+    assert "3 of 4 models present" in text
+    assert "Missing models (1): ppo-one-pull-s1." in text
+    assert f"102 CPU-s = {(60 + 12 + 30) / 3600:.2f} CPU-hours" in text
+    assert "| ppo | 1/2, 60 s | 1/1, 30 s |" in text
+    assert "| dqn | 1/1, 12 s | - |" in text
+    assert "| misid | 40 |" in text and "(ill-conditioned)" in text
+    assert "| one-pull | ppo | 1 |" in text  # the paired raw-score table
+    assert "IQM of normalised scores" in text
+
+
+def test_report_and_curves_before_any_episode(tmp_path) -> None:
+    from topk_bench.store import ResultStore
+
+    _results_dir(tmp_path, np.random.default_rng(2))
+    for part in ResultStore(tmp_path).part_files():
+        part.unlink()
+    assert "No held-out episodes yet: no score table." in rl_baselines.report(tmp_path)
+    path, notes = rl_baselines.plot_curves(tmp_path, tmp_path / "fig")
+    assert path == tmp_path / "fig" / "learning_curves.png" and path.stat().st_size > 0
+    assert "1 of 4 models missing: not plotted" in notes
+    # dqn-one-pull-s0 has one evaluation (the end of training): a point, not a curve
+    assert any(n.startswith("1 models were validated at the end of training only") for n in notes)
+    assert any("no uniform/reference episodes yet for one-pull, misid" in n for n in notes)
+
+
+def test_curves_cli_on_a_results_directory(tmp_path, capsys) -> None:
+    _results_dir(tmp_path, np.random.default_rng(3))
+    assert rl_baselines.main(["curves", str(tmp_path)]) == 0
+    assert (tmp_path / "figures" / "learning_curves.png").exists()
+    assert rl_baselines.main(["report", str(tmp_path), "-o", str(tmp_path / "r.md")]) == 0
+    assert "### Scores" in (tmp_path / "r.md").read_text()
+
+
+def test_tune_minimises_the_validation_score_resumes_and_feeds_the_config(
+    tmp_path, monkeypatch
+) -> None:
+    """The search wiring, with training replaced by a score known in advance."""
+    from types import SimpleNamespace
+
+    from agents.learned import training
+    from topk_bench import rl_tuning
+
+    seen: list = []
+
+    def fake_train(config, log=None):
+        seen.append(config)
+        score = 1000 * config.algo_kwargs["learning_rate"] + (config.seed - rl_tuning.TUNE_SEED0)
+        return SimpleNamespace(evaluations=[{"score": 99.0}, {"score": score}])  # the last counts
+
+    monkeypatch.setattr(training, "train", fake_train)
+    args = dict(timesteps=100, seeds=2, eval_episodes=7, num_envs=2, log=None)
+    best = rl_tuning.tune("batch-count", "maskable_ppo", 3, out=tmp_path, **args)
+    assert len(seen) == 6 and [c.seed for c in seen] == [1000, 1001] * 3
+    for c in seen:  # the experiment's training form, validated on validation episodes
+        assert c.env_id.endswith("PullByPull-v0") and c.algo == "maskable_ppo"
+        assert c.validation == "vector" and c.eval_episodes == 7 and c.total_timesteps == 100
+        assert 1e-5 <= c.algo_kwargs["learning_rate"] <= 1e-3
+        assert c.algo_kwargs["n_steps"] in (64, 128, 256, 512)
+        assert c.algo_kwargs["policy_kwargs"]["hidden"] in (32, 64, 128)
+    lrs = [c.algo_kwargs["learning_rate"] for c in seen[::2]]
+    assert best["value"] == pytest.approx(1000 * min(lrs) + 0.5)  # mean over seeds 0 and 1
+    assert best["algo_kwargs"]["learning_rate"] == min(lrs)
+    assert best["trials"] == 3 and best["preset"] == "batch-count-pbp"
+    assert json.loads((tmp_path / "best.json").read_text()) == best
+    # resumed: nothing left at 3 trials; 2 more at 5, at points not tried before
+    rl_tuning.tune("batch-count", "maskable_ppo", 3, out=tmp_path, **args)
+    assert len(seen) == 6
+    best = rl_tuning.tune("batch-count", "maskable_ppo", 5, out=tmp_path, **args)
+    assert len(seen) == 10 and best["trials"] == 5
+    assert not {c.algo_kwargs["learning_rate"] for c in seen[6:]} & set(lrs)
+    with pytest.raises(ValueError, match="timesteps"):
+        rl_tuning.tune("batch-count", "maskable_ppo", 5, out=tmp_path, **{**args, "timesteps": 9})
+    with pytest.raises(ValueError, match="not a training of rl-baselines"):
+        rl_tuning.tune("batch-count", "dqn", 1, out=tmp_path / "x", **args)
+    tuned = rl_tuning.read_tuned([tmp_path / "best.json"])
+    assert tuned == {("batch-count", "maskable_ppo"): best["algo_kwargs"]}
+    with pytest.raises(ValueError, match="tuned twice"):
+        rl_tuning.read_tuned([tmp_path / "best.json"] * 2)
+    cfg = rl_baselines.experiment_config(tuned=tuned)
+    entry = next(t for t in cfg["train"] if t["model"] == "maskable_ppo-batch-count-s0-tuned")
+    assert entry["preset"] == "batch-count-pbp" and entry["algo_kwargs"] == best["algo_kwargs"]
+
+
+def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
+    """Two real trials of a few hundred steps: the study and best.json agree."""
+    import optuna
+
+    from topk_bench import rl_tuning
+
+    best = rl_tuning.tune(
+        "one-pull", "ppo", 2, 256, tmp_path, num_envs=2, eval_episodes=4, log=None
+    )
+    study = optuna.load_study(study_name="ppo-one-pull", storage=f"sqlite:///{tmp_path}/study.db")
+    values = [t.value for t in study.trials]
+    assert len(values) == 2 and best["value"] == min(values)
+    assert best["params"] == study.trials[values.index(min(values))].params
+    assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}

@@ -21,8 +21,45 @@ agent's (0 = uniform, 1 = the best reference agent); an algorithm's aggregate is
 interquartile mean (IQM) of its normalised scores over tasks and training seeds, with a
 stratified bootstrap interval (the seeds of a task resampled within the task).
 
+**The anchor and why nothing is clipped.** On the ladder's Beta(5, 5) families the
+gaps between means are small, so uniform allocation is close to the best reference
+agent: U - B is a small number (on ``one-pull``, uniform 0.031 and KG 0.019 of
+aggregate regret in the learned-vs-scripted experiment: U - B = 0.012), and a weak
+policy's normalised score is a large negative number (there, a policy at twice
+uniform's regret scores -2.6, a barely trained one at 0.15 about -10), while no policy
+scores much above 1. Such values are kept as they are: the IQM trims the lowest and
+highest quarter of an algorithm's (task, seed) scores, so a few failed runs do not move
+it (more than a quarter of them do, as they should), while the mean shows them all. Because the
+normalisation divides by a noisy difference, :func:`report` also states each task's
+anchor, U - B with its paired 95% half-width on the held-out episodes, and marks a
+task ill-conditioned when that half-width exceeds :data:`ILL_CONDITIONED` x (U - B),
+and it tables the raw scores with paired intervals against uniform and against the
+best reference agent (:func:`paired_table`), which need no anchor. A task where
+uniform is the best reference agent on the episodes (U - B = 0) is tabled raw only.
+
+**Results.** :func:`report` writes the results page's Markdown: models present out of
+those the points play, training CPU time (the sidecars' ``training.cpu_seconds``), the
+anchors, the normalised tables (:func:`format_tables`) and the paired raw scores.
+:func:`plot_curves` draws the learning curves: one panel per task, one line per
+algorithm, the mean of its seeds' validation scores (the sidecars'
+``training.evaluations``: task score of the mode the policy plays, on the validation
+episodes) with a min-max band over seeds, and the task's ``uniform`` and best
+reference scores on the held-out episodes as horizontal lines. Validation episodes are
+played on the training form of the task and the held-out ones on its benchmark form,
+so the lines place the curves, they are not the same episodes. A model validated only
+at the end of its training (no ``eval_every``) is a point with a min-max bar. Both work
+on a partial directory and say what is missing.
+
+**Tuned variants.** ``python -m topk_bench.rl_baselines tune`` searches an algorithm's
+hyper-parameters on a task (:mod:`topk_bench.rl_tuning`); ``config --tuned
+DIR/best.json ...`` adds, for each tuned (task, algorithm) pair, its seeds trained with
+the best parameters (models ``ALGO-TASK-sN-tuned``, algorithm label ``ALGO (tuned)``
+in the tables). Without ``--tuned`` the config is the shipped one.
+
 ``python -m topk_bench.rl_baselines config`` prints the config;
-``python -m topk_bench.rl_baselines scores OUT`` the score tables of a results directory.
+``scores OUT`` the score tables of a results directory; ``report OUT [-o FILE]`` the
+Markdown results; ``curves OUT [--figures DIR]`` writes ``DIR/learning_curves.png``
+(default ``OUT/figures``).
 """
 
 from __future__ import annotations
@@ -30,13 +67,30 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ALGOS", "experiment_config", "runs", "score_table", "task_scores", "to_toml"]
+__all__ = [
+    "ALGOS",
+    "anchors",
+    "experiment_config",
+    "format_tables",
+    "mean_curve",
+    "model_table",
+    "paired_table",
+    "played_models",
+    "plot_curves",
+    "report",
+    "runs",
+    "score_table",
+    "task_scores",
+    "to_toml",
+]
 
 #: The algorithms of the experiment, in table order.
 ALGOS = ("ppo", "a2c", "dqn", "recurrent_ppo", "maskable_ppo")
@@ -46,7 +100,9 @@ SEEDS = 5
 TIMESTEPS = 200_000
 #: Held-out episodes per task.
 EPISODES = 300
-_NAME = re.compile(r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)$")
+#: Suffix of the model names of the tuned variant (``ppo-one-pull-s0-tuned``).
+TUNED = "-tuned"
+_NAME = re.compile(r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?$")
 
 
 def runs(seeds: int = SEEDS) -> list[tuple[str, str, str, int]]:
@@ -74,12 +130,41 @@ def _point_env(task: Any) -> dict[str, Any]:
 
 
 def experiment_config(
-    seeds: int = SEEDS, timesteps: int = TIMESTEPS, episodes: int = EPISODES
+    seeds: int = SEEDS,
+    timesteps: int = TIMESTEPS,
+    episodes: int = EPISODES,
+    tuned: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``rl-baselines`` config as a dict (:func:`to_toml` writes it)."""
+    """The ``rl-baselines`` config as a dict (:func:`to_toml` writes it).
+
+    ``tuned``: ``(task, algo) -> algo_kwargs`` (:func:`topk_bench.rl_tuning.read_tuned`
+    reads them from the files of ``tune``): each such pair also trains its seeds with
+    those hyper-parameters, as models ``ALGO-TASK-sN-tuned`` played on the task's point.
+    Without it the config is the shipped one.
+    """
     from agents.learned.families import BETA_5_5, LADDER, reference_agents
 
-    every = runs(seeds)
+    tuned = dict(tuned or {})
+    default = runs(seeds)
+    pairs = {(preset.removesuffix("-pbp"), algo) for _, preset, algo, _ in default}
+    unknown = sorted(set(tuned) - pairs)
+    if unknown:
+        raise ValueError(
+            f"tuned hyper-parameters for {unknown}: not (task, algorithm) pairs of the "
+            f"experiment ({len(pairs)} pairs, e.g. ('one-pull', 'ppo'))"
+        )
+    every = [(model, preset, algo, seed, {}) for model, preset, algo, seed in default]
+    every += [
+        (model + TUNED, preset, algo, seed, dict(tuned[preset.removesuffix("-pbp"), algo]))
+        for model, preset, algo, seed in default
+        if (preset.removesuffix("-pbp"), algo) in tuned
+    ]
+    variants = (
+        f"; {len(tuned)} (task, algorithm) pairs also with tuned hyper-parameters (models "
+        "ALGO-TASK-sN-tuned, found by python -m topk_bench.rl_baselines tune)"
+        if tuned
+        else ""
+    )
     cfg: dict[str, Any] = {
         "name": "rl-baselines",
         "description": (
@@ -87,10 +172,11 @@ def experiment_config(
             "RecurrentPPO and MaskablePPO, their default hyper-parameters in "
             "agents.learned.algos) on every task of the ladder (agents.learned.families."
             f"LADDER), {seeds} training seeds each, {timesteps:,} environment steps per "
-            "training run, validated on 100 episodes (vector validation). Every trained "
-            f"model and the task's reference agents play the same {episodes} held-out "
-            "episodes per task. Scores are normalised per task: 0 = uniform allocation, "
-            "1 = the best reference agent (python -m topk_bench.rl_baselines scores OUT)."
+            f"training run, validated on 100 episodes (vector validation){variants}. Every "
+            f"trained model and the task's reference agents play the same {episodes} "
+            "held-out episodes per task. Scores are normalised per task: 0 = uniform "
+            "allocation, 1 = the best reference agent (python -m topk_bench.rl_baselines "
+            "scores OUT)."
         ),
         "reference": (
             "PPO (Schulman et al. 2017), A2C (Mnih et al., ICML 2016), DQN (Mnih et al., "
@@ -98,6 +184,11 @@ def experiment_config(
             "RecurrentPPO and MaskablePPO (Huang & Ontanon, FLAIRS 2022) from sb3-contrib; "
             "normalised scores, IQM and stratified bootstrap after Agarwal et al., NeurIPS "
             "2021; the (b, r)-batch model of Jun, Jamieson, Nowak, Zhu (AISTATS 2016)."
+            + (
+                "; hyper-parameter search with Optuna's TPE sampler (Akiba et al., KDD 2019)"
+                if tuned
+                else ""
+            )
         ),
         "metrics": ["aggregate_regret", "misidentified", "batches"],
         "runs": episodes,
@@ -113,8 +204,9 @@ def experiment_config(
                 "num_envs": 8,
                 "eval_episodes": 100,
                 "validation": "vector",
+                **({"algo_kwargs": kwargs} if kwargs else {}),
             }
-            for model, preset, algo, seed in every
+            for model, preset, algo, seed, kwargs in every
         ],
         "agents": [],
         "points": [],
@@ -129,7 +221,10 @@ def experiment_config(
         labels = [m for m, preset, *_ in every if preset.removesuffix("-pbp") == name]
         labels += [f"{a} (prior)" if p else a for a, p in reference_agents(task)]
         cfg["points"].append({"label": name, "x": name, "env": _point_env(task), "agents": labels})
-    one = {name: [f"{algo}-{name}-s0" for algo in ALGOS] for name in ("one-pull", "batch-count")}
+    one = {
+        name: [f"{algo}-{name}-s0{variant}" for algo in ALGOS for variant in ("", TUNED)]
+        for name in ("one-pull", "batch-count")
+    }
     cfg["reduced"] = {
         "runs": 10,
         "points": [
@@ -175,6 +270,11 @@ def to_toml(cfg: Mapping[str, Any]) -> str:
         else:
             head.append(f"{key} = {_toml_value(value)}")
     return "\n".join(head + tables) + "\n"
+
+
+def _label(match: re.Match[str]) -> str:
+    """The algorithm label of a model name's match: ``ppo``, or ``ppo (tuned)``."""
+    return match["algo"] + (" (tuned)" if match["tuned"] else "")
 
 
 def task_scores(df: Any) -> Any:
@@ -252,7 +352,8 @@ def score_table(
                 {
                     "task": task,
                     "agent": agent,
-                    "algo": m["algo"] if m else agent,
+                    "algo": _label(m) if m else agent,
+                    "learned": m is not None,
                     "seed": int(m["seed"]) if m else -1,
                     "score": score,
                     "normalized": (low - score) / (low - best),
@@ -266,14 +367,14 @@ def score_table(
     )
     per_task = per_task.sort_values(["task", "algo", "seed"]).reset_index(drop=True)
     agg = []
-    for algo, group in per_task.groupby("algo", sort=False):
+    for (algo, learned), group in per_task.groupby(["algo", "learned"], sort=False):
         strata = [g["normalized"].to_numpy(float) for _, g in group.groupby("task", observed=True)]
         iqm = float(stats.trim_mean(np.concatenate(strata), 0.25))
         lo, hi = _stratified_interval(strata, n_resamples, seed, confidence)
         agg.append(
             {
                 "algo": algo,
-                "learned": algo in ALGOS,
+                "learned": bool(learned),
                 "iqm": iqm,
                 "iqm_low": float(lo),
                 "iqm_high": float(hi),
@@ -309,15 +410,546 @@ def format_tables(per_task: Any, aggregate: Any) -> str:
     return "\n".join(lines)
 
 
+def played_models(manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(model, task)`` of every model the points of a results directory's manifest
+    play (a reduced run plays a subset of the declared ``[[train]]`` models)."""
+    names = {a["label"]: a["name"] for a in manifest.get("agents", [])}
+    out: dict[str, str] = {}
+    for point in manifest.get("points", []):
+        for label in point.get("agents", []):
+            name = names.get(label, label)
+            if name.startswith("trained:"):
+                out.setdefault(name.removeprefix("trained:"), point["label"])
+    return list(out.items())
+
+
+def _manifest(out: str | os.PathLike[str]) -> dict[str, Any]:
+    from topk_bench.store import ResultStore, StoreError
+
+    manifest = ResultStore(out).manifest()
+    if manifest is None:
+        raise StoreError(f"{out}: not a results directory (no manifest.json)")
+    return manifest
+
+
+def model_table(out: str | os.PathLike[str]) -> Any:
+    """One row per model the results directory ``out`` plays: ``model``, ``task``,
+    ``algo`` (its label: ``ppo``, ``ppo (tuned)``), ``seed``, ``present`` (its ``.zip``
+    exists), and from its sidecar the training's ``cpu_seconds`` (validation not
+    counted), wall ``seconds``, ``timesteps`` and ``curve``: the validation history,
+    a list of ``(environment steps, task score of the mode played)`` (``[]`` when absent).
+    """
+    import pandas as pd
+
+    from agents.learned.metadata import sidecar_path
+    from topk_bench.models import model_path
+
+    rows = []
+    for model, task in played_models(_manifest(out)):
+        m = _NAME.match(model)
+        path = model_path(out, model)
+        side = sidecar_path(path)
+        info = json.loads(side.read_text()).get("training", {}) if side.exists() else {}
+        rows.append(
+            {
+                "model": model,
+                "task": task,
+                "algo": _label(m) if m else model,
+                "seed": int(m["seed"]) if m else -1,
+                "present": path.exists(),
+                "cpu_seconds": float(info.get("cpu_seconds", math.nan)),
+                "seconds": float(info.get("seconds", math.nan)),
+                "timesteps": float(info.get("timesteps", math.nan)),
+                "curve": [
+                    (int(e["timesteps"]), float(e["score"]))
+                    for e in info.get("evaluations", [])
+                    if "score" in e
+                ],
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "task",
+            "algo",
+            "seed",
+            "present",
+            "cpu_seconds",
+            "seconds",
+            "timesteps",
+            "curve",
+        ],
+    )
+
+
+def mean_curve(curves: Sequence[Sequence[tuple[int, float]]]) -> Any:
+    """Seeds' validation curves on one grid: the union of their steps, each curve
+    interpolated linearly within its own range (no value outside it). A DataFrame of
+    ``timesteps``, ``mean``, ``low``, ``high`` (min and max over the curves that reach
+    the step) and ``n`` (how many do)."""
+    import pandas as pd
+
+    curves = [sorted(c) for c in curves if len(c)]
+    grid = np.array(sorted({t for c in curves for t, _ in c}), dtype=float)
+    values = np.full((len(curves), grid.size), np.nan)
+    for i, c in enumerate(curves):
+        t, v = np.array(c, dtype=float).T
+        inside = (grid >= t[0]) & (grid <= t[-1])
+        values[i, inside] = np.interp(grid[inside], t, v)
+    n = np.sum(~np.isnan(values), axis=0)
+    with np.errstate(all="ignore"):
+        return pd.DataFrame(
+            {
+                "timesteps": grid,
+                "mean": np.nanmean(values, axis=0) if curves else grid,
+                "low": np.nanmin(values, axis=0) if curves else grid,
+                "high": np.nanmax(values, axis=0) if curves else grid,
+                "n": n,
+            }
+        )
+
+
+def _common_runs(df: Any) -> Any:
+    """Rows of the runs (held-out episodes) that every agent present at a task played:
+    each task's comparisons are then paired."""
+    import pandas as pd
+
+    keep = []
+    for _, rows in df.groupby("point", sort=False):
+        runs_of = rows.groupby("agent")["run"].apply(set)
+        common = set.intersection(*runs_of) if len(runs_of) else set()
+        keep.append(rows[rows["run"].isin(common)])
+    return pd.concat(keep) if keep else df.iloc[0:0]
+
+
+def _episode_scores(df: Any) -> Any:
+    """A DataFrame of ``task``, ``agent``, ``run``, ``score`` (the task's episode score)."""
+    import pandas as pd
+
+    from agents.learned.families import LADDER
+
+    parts = []
+    for task, rows in df.groupby("point", sort=False):
+        score = LADDER[task].episode_score(
+            rows["aggregate_regret"].to_numpy(float),
+            rows["misidentified"].to_numpy(float),
+            rows["batches"].to_numpy(float),
+        )
+        parts.append(
+            pd.DataFrame(
+                {
+                    "task": task,
+                    "agent": rows["agent"].to_numpy(),
+                    "run": rows["run"],
+                    "score": score,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
+def _paired(a: Any, b: Any) -> tuple[float, float]:
+    """Mean of ``a - b`` over paired episodes and its 95% half-width (normal)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    hw = 1.96 * d.std(ddof=1) / math.sqrt(d.size) if d.size > 1 else math.inf
+    return float(d.mean()), float(hw)
+
+
+#: A seed's curve whose evaluations span at most this fraction of its steps was validated
+#: at the end of training only (``eval_every`` unset): it is drawn as a point.
+END_ONLY = 0.05
+#: A task's anchor is ill-conditioned when the 95% half-width of U - B exceeds this
+#: fraction of U - B: normalised scores are then uncertain by a factor of 2 or more from
+#: the anchor alone.
+ILL_CONDITIONED = 0.5
+
+
+def anchors(df: Any) -> Any:
+    """The normalisation anchors of each task of a results frame, on the episodes every
+    agent of the task played: ``uniform`` (U), the best reference agent and its score
+    (B, ``uniform`` itself when no other reference agent beats it, as in
+    :func:`score_table`), ``gap`` = U - B with its paired 95% half-width ``gap_hw``,
+    ``episodes``, and ``ill_conditioned`` (``gap_hw > ILL_CONDITIONED * gap``, or
+    ``gap <= 0``: such a task cannot be normalised). Tasks without ``uniform`` or
+    without another reference agent are left out."""
+    import pandas as pd
+
+    scores = _episode_scores(_common_runs(df))
+    rows = []
+    for task, group in scores.groupby("task", sort=False) if scores is not None else ():
+        wide = group.pivot(index="run", columns="agent", values="score")
+        refs = [a for a in wide.columns if _NAME.match(a) is None]
+        if "uniform" not in wide.columns or len(refs) < 2:
+            continue
+        best = min(refs, key=lambda a: wide[a].mean())
+        gap, hw = _paired(wide["uniform"], wide[best])
+        rows.append(
+            {
+                "task": task,
+                "uniform": float(wide["uniform"].mean()),
+                "best_reference": best,
+                "best": float(wide[best].mean()),
+                "gap": gap,
+                "gap_hw": hw,
+                "episodes": len(wide),
+                "ill_conditioned": not gap > 0 or hw > ILL_CONDITIONED * gap,
+            }
+        )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "task",
+            "uniform",
+            "best_reference",
+            "best",
+            "gap",
+            "gap_hw",
+            "episodes",
+            "ill_conditioned",
+        ],
+    )
+    order = {t: i for i, t in enumerate(_tasks_in_order(out["task"]))}
+    return out.sort_values("task", key=lambda c: c.map(order)).reset_index(drop=True)
+
+
+def paired_table(df: Any) -> Any:
+    """Raw scores with paired intervals: per task and agent (a learned algorithm's
+    seeds averaged episode by episode), its mean score ``score`` and the paired
+    differences ``vs_uniform`` = S - U and ``vs_best`` = S - B with their 95%
+    half-widths, over the episodes every agent of the task played (the intervals are
+    over episodes, for the models trained; ``seeds`` says how many)."""
+    import pandas as pd
+
+    anchor = anchors(df).set_index("task")
+    scores = _episode_scores(_common_runs(df))
+    rows = []
+    for task, group in scores.groupby("task", sort=False) if scores is not None else ():
+        if task not in anchor.index:
+            continue
+        wide = group.pivot(index="run", columns="agent", values="score")
+        labels: dict[str, list[str]] = {}
+        for agent in wide.columns:
+            m = _NAME.match(agent)
+            labels.setdefault(_label(m) if m else agent, []).append(agent)
+        for label, agents in labels.items():
+            if label == "uniform":
+                continue
+            s = wide[agents].mean(axis=1)
+            du, du_hw = _paired(s, wide["uniform"])
+            db, db_hw = _paired(s, wide[anchor.loc[task, "best_reference"]])
+            rows.append(
+                {
+                    "task": task,
+                    "agent": label,
+                    "learned": _NAME.match(agents[0]) is not None,
+                    "seeds": len(agents),
+                    "score": float(s.mean()),
+                    "vs_uniform": du,
+                    "vs_uniform_hw": du_hw,
+                    "vs_best": db,
+                    "vs_best_hw": db_hw,
+                }
+            )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "task",
+            "agent",
+            "learned",
+            "seeds",
+            "score",
+            "vs_uniform",
+            "vs_uniform_hw",
+            "vs_best",
+            "vs_best_hw",
+        ],
+    )
+    order = {t: i for i, t in enumerate(_tasks_in_order(out["task"]))}
+    out["rank"] = out["task"].map(order)
+    out = out.sort_values(["rank", "learned", "score"], ascending=[True, False, True])
+    return out.drop(columns="rank").reset_index(drop=True)
+
+
+def _tasks_in_order(tasks: Any) -> list[str]:
+    from agents.learned.families import LADDER
+
+    present = set(tasks)
+    return [t for t in LADDER if t in present] + sorted(present - set(LADDER))
+
+
+def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) -> str:
+    """The results of an rl-baselines directory as Markdown: models present and their
+    training CPU time, the normalisation anchors per task, the aggregate (IQM) and
+    per-task normalised scores, and the raw scores with paired intervals. Works on a
+    partial directory: it says what is missing and tables what exists."""
+    from topk_bench.store import read_results
+
+    models = model_table(out)
+    lines = ["### Models and training time", ""]
+    present = models[models["present"]]
+    lines.append(
+        f"{len(present)} of {len(models)} models present; training CPU time "
+        f"{present['cpu_seconds'].sum():,.0f} CPU-s = "
+        f"{present['cpu_seconds'].sum() / 3600:.2f} CPU-hours (sum of the sidecars' "
+        "`training.cpu_seconds`, validation not counted), wall time "
+        f"{present['seconds'].sum() / 3600:.2f} hours."
+    )
+    tasks = _tasks_in_order(models["task"])
+    lines += [
+        "",
+        "Models present / expected, and mean CPU seconds per training run:",
+        "",
+        "| algorithm | " + " | ".join(tasks) + " |",
+        "| --- " * (len(tasks) + 1) + "|",
+    ]
+    for algo in dict.fromkeys(models["algo"]):
+        cells = []
+        for task in tasks:
+            g = models[(models["algo"] == algo) & (models["task"] == task)]
+            if g.empty:
+                cells.append("-")
+                continue
+            p = g[g["present"]]
+            cpu = f", {p['cpu_seconds'].mean():.0f} s" if len(p) else ""
+            cells.append(f"{len(p)}/{len(g)}{cpu}")
+        lines.append(f"| {algo} | " + " | ".join(cells) + " |")
+    missing = models[~models["present"]]["model"].tolist()
+    if missing:
+        shown = ", ".join(missing[:12]) + (
+            f" and {len(missing) - 12} more" if len(missing) > 12 else ""
+        )
+        lines += ["", f"Missing models ({len(missing)}): {shown}."]
+    df = read_results(out)
+    lines += ["", "### Scores", ""]
+    if df.empty:
+        lines.append("No held-out episodes yet: no score table.")
+        return "\n".join(lines) + "\n"
+    anchor = anchors(df)
+    skipped = sorted(set(df["point"]) - set(anchor["task"]))
+    usable = df[df["point"].isin(set(anchor["task"]))]
+    if anchor.empty:
+        lines.append("No task has episodes of uniform and of a reference agent yet.")
+        return "\n".join(lines) + "\n"
+    lines += [
+        "Normalisation anchors, on the held-out episodes every agent of the task played: "
+        "U = uniform, B = the best reference agent, U - B with its paired 95% half-width. "
+        f"A task is marked ill-conditioned when the half-width exceeds {ILL_CONDITIONED:g} "
+        "x (U - B): its normalised scores are uncertain by a factor 2 or more from the "
+        "anchor alone.",
+        "",
+        "| task | episodes | U | best reference | B | U - B ± 95% | half-width / (U - B) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in anchor.itertuples():
+        flag = " (ill-conditioned)" if r.ill_conditioned else ""
+        ratio = r.gap_hw / r.gap if r.gap > 0 else math.inf
+        lines.append(
+            f"| {r.task} | {r.episodes} | {r.uniform:.4f} | {r.best_reference} | {r.best:.4f} "
+            f"| {r.gap:.4f} ± {r.gap_hw:.4f} | {ratio:.2f}{flag} |"
+        )
+    if skipped:
+        lines += [
+            "",
+            f"Not scored yet (no uniform or no reference episodes): {', '.join(skipped)}.",
+        ]
+    flat = anchor[~(anchor["gap"] > 0)]["task"].tolist()
+    if flat:
+        lines += [
+            "",
+            f"Not normalised: {', '.join(flat)} (uniform is the best reference agent on "
+            "these episodes, U - B = 0).",
+        ]
+    normalisable = _common_runs(usable[~usable["point"].isin(set(flat))])
+    if not normalisable.empty:
+        per_task, aggregate = score_table(normalisable, n_resamples=n_resamples, seed=seed)
+        lines += [
+            "",
+            "Normalised scores (U - S) / (U - B), not clipped: the IQM over tasks and seeds "
+            "with a 95% stratified bootstrap interval, the mean, then each agent's mean per "
+            "task:",
+            "",
+            format_tables(per_task, aggregate),
+        ]
+    lines += [
+        "",
+        "Raw scores (lower is better) with paired 95% intervals over the held-out "
+        "episodes (a learned algorithm's seeds averaged episode by episode; the interval "
+        "is over episodes, for the models trained):",
+        "",
+        "| task | agent | seeds | score | S - U ± 95% | S - B ± 95% |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in paired_table(usable).itertuples():
+        seeds = str(r.seeds) if r.learned else "-"
+        lines.append(
+            f"| {r.task} | {r.agent} | {seeds} | {r.score:.4f} | {r.vs_uniform:+.4f} ± "
+            f"{r.vs_uniform_hw:.4f} | {r.vs_best:+.4f} ± {r.vs_best_hw:.4f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot_curves(
+    out: str | os.PathLike[str], figures: str | os.PathLike[str] | None = None
+) -> tuple[Path, list[str]]:
+    """Learning curves of a results directory: one panel per task, one line per
+    algorithm (the mean of its seeds' validation scores against environment steps,
+    :func:`mean_curve`, with a min-max band), and the task's ``uniform`` and best
+    reference scores on the held-out episodes as horizontal lines when there are any.
+    Returns the PNG (``FIGURES/learning_curves.png``, ``FIGURES`` defaulting to
+    ``OUT/figures``) and notes on what is missing."""
+    from topk_bench.plot import _LINESTYLES, _compact, _plt, agent_styles, grid_shape
+    from topk_bench.store import read_results
+
+    plt = _plt()
+    models = model_table(out)
+    notes = []
+    missing = models[~models["present"]]
+    if len(missing):
+        notes.append(f"{len(missing)} of {len(models)} models missing: not plotted")
+    flat = models[models["present"] & (models["curve"].map(len) == 0)]
+    if len(flat):
+        notes.append(f"{len(flat)} models have no validation curve in their sidecar")
+    end = models[
+        models["curve"].map(lambda c: bool(c) and c[-1][0] - c[0][0] <= END_ONLY * c[-1][0])
+    ]
+    if len(end):
+        notes.append(
+            f"{len(end)} models were validated at the end of training only (their [[train]] "
+            "tables set no eval_every): each is a point (mean, min-max over seeds), not a curve"
+        )
+    df = read_results(out)
+    anchor = anchors(df).set_index("task") if not df.empty else None
+    tasks = _tasks_in_order(models["task"])
+    no_lines = [t for t in tasks if anchor is None or t not in anchor.index]
+    if no_lines:
+        notes.append(f"no uniform/reference episodes yet for {', '.join(no_lines)}: no lines")
+    labels = list(dict.fromkeys(models["algo"]))
+    styles = agent_styles(labels, {a: a.removesuffix(" (tuned)") for a in labels})
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    rows, cols = grid_shape(len(tasks))
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(5.0 * cols, 3.6 * rows), squeeze=False, layout="constrained"
+    )
+    for ax, task in zip(axes.flat, tasks, strict=False):
+        here = models[(models["task"] == task) & models["present"]]
+        for j, label in enumerate(labels):
+            curves = [c for c in here[here["algo"] == label]["curve"] if c]
+            if not curves:
+                continue
+            colour, variant = styles[label]
+            color = palette[colour % len(palette)]
+            style = {"color": color, "label": label, "marker": "o", "ms": 3}
+            curve = mean_curve(curves)
+            t = curve["timesteps"].to_numpy(float)
+            if t[-1] - t[0] <= END_ONLY * t[-1]:  # validated at the end only: one point
+                last = np.array([c[-1][1] for c in curves])
+                dodge = 1 + 0.015 * (j - (len(labels) - 1) / 2)  # side by side
+                ax.errorbar(
+                    [t[-1] * dodge],
+                    [last.mean()],
+                    yerr=[[last.mean() - last.min()], [last.max() - last.mean()]],
+                    capsize=3,
+                    ls="none",
+                    **style,
+                )
+                continue
+            ax.plot(t, curve["mean"], ls=_LINESTYLES[variant % len(_LINESTYLES)], **style)
+            if len(curves) > 1:
+                ax.fill_between(t, curve["low"], curve["high"], alpha=0.2, color=color, lw=0)
+        if here.empty:
+            ax.text(0.5, 0.5, "no model yet", transform=ax.transAxes, ha="center", va="center")
+        if anchor is not None and task in anchor.index:
+            a = anchor.loc[task]
+            ax.axhline(a["uniform"], color="grey", ls="--", lw=1, label="uniform (held-out)")
+            ax.axhline(a["best"], color="black", ls=":", lw=1, label="best reference (held-out)")
+            ax.text(
+                0.99,
+                a["best"],
+                f" {a['best_reference']}",
+                transform=ax.get_yaxis_transform(),
+                ha="right",
+                va="bottom",
+                fontsize=7,
+            )
+        expected = int((models["task"] == task).sum())
+        ax.set_title(f"{task} ({len(here)}/{expected} models)", fontsize=9)
+        ax.set_xlim(left=0)
+        ax.xaxis.set_major_formatter(lambda v, _pos: _compact(v))
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel("validation score (lower is better)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(tasks) :]:
+        ax.set_visible(False)
+    legend: dict[str, Any] = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    if legend:
+        fig.legend(
+            list(legend.values()),
+            list(legend),
+            loc="outside lower center",
+            ncol=min(len(legend), 5),
+            fontsize=8,
+        )
+    fig.suptitle("rl-baselines: validation score (mean over seeds, min-max band)", fontsize=10)
+    path = Path(figures if figures is not None else Path(out) / "figures")
+    path.mkdir(parents=True, exist_ok=True)
+    path = path / "learning_curves.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path, notes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m topk_bench.rl_baselines")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("config", help="print the rl-baselines config (TOML)")
+    config = sub.add_parser("config", help="print the rl-baselines config (TOML)")
+    config.add_argument(
+        "--tuned",
+        nargs="+",
+        default=(),
+        metavar="JSON",
+        help="best-parameter files of `tune` (DIR/best.json): add the tuned variants",
+    )
     scores = sub.add_parser("scores", help="normalised score tables of a results directory")
     scores.add_argument("out")
+    rep = sub.add_parser(
+        "report", help="Markdown results of a results directory (models, CPU time, scores)"
+    )
+    rep.add_argument("out")
+    rep.add_argument("--output", "-o", help="write the Markdown there (default: stdout)")
+    curves = sub.add_parser("curves", help="learning-curve figure of a results directory")
+    curves.add_argument("out")
+    curves.add_argument("--figures", help="where to write the PNG (default: OUT/figures)")
+    from topk_bench.rl_tuning import add_tune_parser
+
+    add_tune_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "config":
-        print(to_toml(experiment_config()), end="")
+        from topk_bench.rl_tuning import read_tuned
+
+        print(to_toml(experiment_config(tuned=read_tuned(args.tuned))), end="")
+        return 0
+    if args.command == "tune":
+        from topk_bench.rl_tuning import tune_from_args
+
+        tune_from_args(args)
+        return 0
+    if args.command == "curves":
+        path, notes = plot_curves(args.out, args.figures)
+        for note in notes:
+            print(note)
+        print(f"wrote {path}")
+        return 0
+    if args.command == "report":
+        text = report(args.out)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            print(f"wrote {args.output}")
+        else:
+            print(text, end="")
         return 0
     from topk_bench.store import read_results
 

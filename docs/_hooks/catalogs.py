@@ -12,7 +12,9 @@ catalog. Everything comes from the running code, so the pages cannot drift from 
   :func:`bandit_envs.instances.catalog`;
 * metrics (``<!-- metrics -->``): ``topk_bench.episodes.METRICS``;
 * the ladder of RL tasks (``<!-- rl-ladder -->``): ``agents.learned.families.LADDER``
-  (each task's family, documented spaces, what makes it hard and its reference agents).
+  (each task's family, documented spaces, what makes it hard and its reference agents);
+* the hyper-parameter search spaces of ``rl-baselines`` (``<!-- rl-tuning-space -->``):
+  ``topk_bench.rl_tuning.SPACES``.
 
 The link to an agent's API entry is an *optional* autorefs reference: a link when the
 class is documented in the API reference, the class name as plain code otherwise.
@@ -32,6 +34,7 @@ AGENT_MARKER = "<!-- agent-catalog -->"
 INSTANCE_MARKER = "<!-- instance-catalog -->"
 METRICS_MARKER = "<!-- metrics -->"
 LADDER_MARKER = "<!-- rl-ladder -->"
+TUNING_MARKER = "<!-- rl-tuning-space -->"
 
 _ROLE = re.compile(r":(?:py:)?[a-z]+:`~?([^`]+)`")
 _SETTINGS = (("fixed_budget", "fixed budget"), ("fixed_confidence", "fixed confidence"))
@@ -228,4 +231,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         markdown = markdown.replace(METRICS_MARKER, metrics_table())
     if LADDER_MARKER in markdown:
         markdown = markdown.replace(LADDER_MARKER, ladder_table())
+    if TUNING_MARKER in markdown:
+        _import_path()
+        from topk_bench.rl_tuning import space_table
+
+        markdown = markdown.replace(TUNING_MARKER, space_table())
     return markdown
