@@ -171,3 +171,15 @@ def test_the_shipped_config_is_the_generators_output() -> None:
     assert keys == {(k, d, s) for k in ls.KS for d in ls.DELTAS for s in ls.SEEDS}
     for b in boundaries:
         assert b["fit"]["target"] == ls.target_of(b["fit"]["delta"])
+
+
+def test_the_default_boundary_is_the_shipped_k1_delta_01_seed_0() -> None:
+    from topk_bench import learned_stopping as ls
+
+    (entry,) = [
+        b
+        for b in json.loads(ls.BOUNDARIES.read_text())
+        if (b["fit"]["k"], b["fit"]["delta"], b["fit"]["seed"]) == (1, 0.1, 0)
+    ]
+    assert list(stopping.DEFAULT_KNOTS) == entry["knots"]
+    assert list(stopping.DEFAULT_DELTAS) == [round(d, 6) for d in entry["deltas"]]

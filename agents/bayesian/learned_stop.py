@@ -74,7 +74,7 @@ LEADER_PROB, MAX_RESAMPLES = 0.5, 100
 #: experiment to 10 arms, Beta(1, 1), k = 1, target 0.0788 (delta 0.1), training seed 0
 #: (``topk_bench/pretrained/learned-stopping/boundaries.json``).
 DEFAULT_KNOTS = (10, 40, 160, 640, 2560, 10240, 40960)
-DEFAULT_DELTAS = (0.0089, 0.0072, 0.0311, 0.151, 0.5299, 2.0447, 7.5684)
+DEFAULT_DELTAS = (0.008983, 0.007999, 0.031172, 0.150582, 0.529765, 2.064073, 7.527759)
 
 
 @dataclass(frozen=True)
@@ -406,7 +406,9 @@ def train(
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.bayesian.learned_stop --n 10 --k 1 --target 0.08 0.035 --seed 0``:
     fit one boundary per target and print them as JSON."""
-    p = argparse.ArgumentParser(prog="python -m agents.bayesian.learned_stop", description=main.__doc__)
+    p = argparse.ArgumentParser(
+        prog="python -m agents.bayesian.learned_stop", description=main.__doc__
+    )
     p.add_argument("--n", type=int, required=True)
     p.add_argument("--k", type=int, required=True)
     p.add_argument(
