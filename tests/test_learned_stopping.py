@@ -11,9 +11,9 @@ import pytest
 
 import agents
 import bandit_envs  # noqa: F401
-from agents.bayesian.top_two_thompson import boundary_at, next_check
 from agents.bayesian import learned_stop as stopping
 from agents.bayesian.learned_stop import Boundary, check_times, fit_boundary, stop_on
+from agents.bayesian.top_two_thompson import boundary_at, next_check
 from agents.runner import run_episode
 
 
