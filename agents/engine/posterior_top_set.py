@@ -381,7 +381,7 @@ def _zone(q, i, u):
     return lo + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def assign_zones(st, rng):
     """The arms above ``x_0`` in one sample and their zones: ``m``, with ``st[8][:m]``
     the arms and ``st[9][:m]`` their zones (``z``: above ``z`` levels; arm ``i`` is in
@@ -414,7 +414,7 @@ def assign_zones(st, rng):
     return m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def sample_top_set(alpha, beta, k, st, rng, members):
     """``members[:k]`` = the top k of one sample ``theta ~ Beta(alpha, beta)`` (see the
     module docstring; :func:`update` must have seen this posterior).
