@@ -156,6 +156,7 @@ def _build(ctx, prm):
     ordered = pruned and leader_rule == TS and challenger == TC  # T3C: the order of all arms
     G = fronts.build_order(means if ordered else means[:1])
     if sampler == BETA_SET:
+        posterior_top_set.set_band(st, *posterior_top_set.T3C_BAND)
         posterior_into(1.0, 1.0, counts, means, post_a, post_b)
         posterior_top_set.update(post_a, post_b, k, st, one[:0])
     S, F = fronts.build_top(counts, means, k)
