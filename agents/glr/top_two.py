@@ -46,9 +46,10 @@ in O(levels); the levels are chosen again, O(n log n), when the posterior drifts
 challenger pair by :func:`agents.glr.fronts.ordered_set_query`, over the order of all
 arms by mean kept across pulls: O(k) for the zero-cost pairs (a sampled set that is not
 a top set by mean), else the fronts of the leader set, O(k log k + D), D distinct pull
-counts. About 3.5-4 us per pull at n = 1000, K = 10 and 5 us at K = 100
-(``benchmarks/agent_speed.py``), most of it the sampler. Gaussian posteriors and
-rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull), as does TTTS.
+counts. About 3 us per pull at n = 1000, K = 10 and 4.6 us at K = 100
+(``benchmarks/agent_speed.py``), half of it the sampler (docs/performance.md). Gaussian
+posteriors and rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull),
+as does TTTS.
 """
 
 from __future__ import annotations
