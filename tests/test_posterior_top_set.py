@@ -81,8 +81,10 @@ def test_beta_between_is_the_conditional_law(alpha, beta, lo, hi) -> None:
     assert ks <= math.sqrt(math.log(2 / DELTA) / (2 * draws.size))
 
 
-def _state(alpha, beta, k, levels=None):
+def _state(alpha, beta, k, levels=None, band=None):
     st = pts.new_state(alpha.size)
+    if band is not None:
+        pts.set_band(st, *band)
     pts.update(alpha, beta, k, st, np.empty(0, np.int64))
     if levels is not None:  # forced levels: x_0, the top level, the arms between
         pts._set_levels(alpha, beta, st, *levels, pts._posterior_groups(alpha, beta))
@@ -168,6 +170,37 @@ def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels) -> None:
     inside = [np.bincount(r.ravel(), minlength=alpha.size) / draws for r in (got_rows, want_rows)]
     bound = 2 * math.sqrt(math.log(2 * alpha.size / DELTA) / (2 * draws))
     assert np.abs(inside[0] - inside[1]).max() <= bound
+
+
+def test_t3c_band_keeps_the_law_of_a_full_draw() -> None:
+    """T3C's band (``set_band``) places ``x_0`` lower (more arms above it) and the sets
+    keep the law of a full draw (bounds as in the test above)."""
+    rng = np.random.default_rng(5)
+    pulls = rng.integers(1, 30, 40)
+    wins = rng.binomial(pulls, 0.5)
+    alpha, beta, k = 1.0 + wins, 1.0 + pulls - wins, 3
+    st = _state(alpha, beta, k, band=pts.T3C_BAND)
+    default = _state(alpha, beta, k)
+    assert st[2][0] < default[2][0]
+    assert st[3][pts.I_SUM_LO] > default[3][pts.I_SUM_LO]
+    assert not pts._off_band(st[3], k)
+    draws = 400_000
+    got_rows = _sampled_sets(alpha, beta, k, st, draws, np.random.default_rng(1))
+    want_rows = _full_draw_sets(alpha, beta, k, draws, 2)
+    got, want = _law(got_rows), _law(want_rows)
+    outcomes = math.comb(alpha.size, k)
+    bound = 2 * math.sqrt(2 * (outcomes * math.log(2) + math.log(1 / DELTA)) / draws)
+    l1 = sum(abs(got.get(s, 0) - want.get(s, 0)) for s in set(got) | set(want)) / draws
+    assert l1 <= bound
+    inside = [np.bincount(r.ravel(), minlength=alpha.size) / draws for r in (got_rows, want_rows)]
+    bound = 2 * math.sqrt(math.log(2 * alpha.size / DELTA) / (2 * draws))
+    assert np.abs(inside[0] - inside[1]).max() <= bound
+
+
+@pytest.mark.parametrize("band", [(3.0, 3.0, 6.0), (3.0, 2.5, 2.0), (3.0, -1.0, 6.0)])
+def test_set_band_rejects_a_band_out_of_order(band) -> None:
+    with pytest.raises(ValueError, match="z_low < z_set < z_high"):
+        pts.set_band(pts.new_state(3), *band)
 
 
 @pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)

@@ -138,7 +138,7 @@ def _log_density(alpha, beta, lbeta, t):
 _ENVELOPE_MASS = 2.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _beta_between_by_inversion(alpha, beta, lbeta, lo, hi, rng):
     """Inverse-CDF draw on ``(lo, hi)`` by bisection on :func:`beta_tail` (the last resort)."""
     t_lo, t_hi = beta_tail(alpha, beta, lbeta, lo), beta_tail(alpha, beta, lbeta, hi)
@@ -155,7 +155,7 @@ def _beta_between_by_inversion(alpha, beta, lbeta, lo, hi, rng):
     return 0.5 * (left + right)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def beta_between(alpha, beta, lbeta, lo, hi, mass_in, rng):
     """Draw ``theta ~ Beta(alpha, beta)`` conditioned on ``lo < theta < hi``.
 

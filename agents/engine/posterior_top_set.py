@@ -48,15 +48,23 @@ FIRST_TIER, LAST_TIER = 3, 24
 ARMS_PER_ZONE = 4.0
 #: ``x_0`` leaves at least k arms above it by ``_Z_SET`` standard deviations plus one, and
 #: is chosen again once that falls under ``_Z_LOW`` (plus half an arm) or rises over
-#: ``_Z_HIGH`` (plus ``_SLACK`` arms). A sample with fewer than k arms above ``x_0`` draws
+#: ``_Z_HIGH`` (plus ``_SLACK`` arms) (the defaults of :func:`new_state`; :func:`set_band`
+#: sets others). A sample with fewer than k arms above ``x_0`` draws
 #: every other arm (about n truncated draws): at 2.5 deviations that is at most about 1
 #: sample in 160 (at 1.5, 1 in 15 cost more than choosing the levels again more often).
 _Z_SET, _Z_LOW, _Z_HIGH, _SLACK = 3.0, 2.5, 6.0, 4.0
+#: The band of T3C (:mod:`agents.glr.top_two`), whose posteriors drift faster (each pull
+#: goes to a leader or its challenger, near the boundary): a wider band chooses the levels
+#: about a sixth as often at n = 1000, k = 10 (10 times per budget-20n episode instead of
+#: 60) for about one more arm above ``x_0`` per sample.
+T3C_BAND = (4.5, 2.0, 9.0)
 
 #: ``info`` layout: the number of levels (0: none yet), the sums over the arms of
 #: ``Q[0]`` and ``Q[0] (1 - Q[0])``, of the same at the top level, the posterior changes
-#: since the levels were chosen, how many times the levels were chosen.
+#: since the levels were chosen, how many times the levels were chosen, and the band
+#: (``_Z_SET``, ``_Z_LOW``, ``_Z_HIGH``; :func:`set_band`).
 I_LEVELS, I_SUM_LO, I_VAR_LO, I_SUM_HI, I_VAR_HI, I_SINCE, I_CHOSEN = range(7)
+I_Z_SET, I_Z_LOW, I_Z_HIGH = range(7, 10)
 
 
 @numba.njit(cache=True)
@@ -66,7 +74,7 @@ def new_state(n):
         np.empty(n),  # 0 lbeta: log B(alpha_i, beta_i)
         np.zeros((n, LMAX)),  # 1 Q: tails at the levels (arm-major: a zone search reads one row)
         np.zeros(LMAX),  # 2 levels
-        np.zeros(7),  # 3 info
+        np.array([0.0, 0, 0, 0, 0, 0, 0, _Z_SET, _Z_LOW, _Z_HIGH]),  # 3 info
         np.full((2, n), -1.0),  # 4 the posterior the tails are of
         np.empty((LAST_TIER + 1, n), dtype=np.int64),  # 5 the arms of each tier
         np.zeros(LAST_TIER + 1, dtype=np.int64),  # 6 the size of each tier
@@ -79,6 +87,16 @@ def new_state(n):
         np.zeros((2, LMAX)),  # 13 log x_j and log(1 - x_j) of the levels
         np.empty(n),  # 14 scratch: the uniforms of the arms above x_0
     )
+
+
+@numba.njit(cache=True, _nrt=False)
+def set_band(st, z_set, z_low, z_high):
+    """The band of ``x_0`` (see ``_Z_SET``), before the first :func:`update`: any band
+    with ``z_low < z_set < z_high`` (it changes the cost, never the law)."""
+    if not 0.0 <= z_low < z_set < z_high:
+        raise ValueError("posterior_top_set.set_band: the band needs 0 <= z_low < z_set < z_high")
+    info = st[3]
+    info[I_Z_SET], info[I_Z_LOW], info[I_Z_HIGH] = z_set, z_low, z_high
 
 
 @numba.njit(cache=True)
@@ -136,13 +154,13 @@ def _sums(alpha, beta, log_b, mean, sd, weight, x, exact):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _lowest_level(alpha, beta, log_b, mean, sd, weight, k, exact):
-    """About the largest ``x`` with k arms above by ``_Z_SET`` deviations plus one."""
+def _lowest_level(alpha, beta, log_b, mean, sd, weight, k, exact, z_set):
+    """About the largest ``x`` with k arms above by ``z_set`` deviations plus one."""
     lo, hi = 0.0, 1.0  # n > k arms are above 0
     for _ in range(16):
         mid = 0.5 * (lo + hi)
         s, v = _sums(alpha, beta, log_b, mean, sd, weight, mid, exact)
-        if s - k >= _Z_SET * math.sqrt(v) + 1.0:
+        if s - k >= z_set * math.sqrt(v) + 1.0:
             lo = mid
         else:
             hi = mid
@@ -150,13 +168,13 @@ def _lowest_level(alpha, beta, log_b, mean, sd, weight, k, exact):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _top_level(alpha, beta, log_b, mean, sd, weight, k, exact, start):
+def _top_level(alpha, beta, log_b, mean, sd, weight, k, exact, start, z_set):
     """About the smallest ``x >= start`` short of k arms by as much, or with half an arm."""
     lo, hi = start, 1.0
     for _ in range(16):
         mid = 0.5 * (lo + hi)
         s, v = _sums(alpha, beta, log_b, mean, sd, weight, mid, exact)
-        if k - s >= _Z_SET * math.sqrt(v) + 1.0 or s <= 0.5:
+        if k - s >= z_set * math.sqrt(v) + 1.0 or s <= 0.5:
             hi = mid
         else:
             lo = mid
@@ -264,7 +282,7 @@ def _off_band(info, k):
     arms above the top level, or too many arms between per zone."""
     sd = math.sqrt(max(info[I_VAR_LO], 0.0))
     gap = info[I_SUM_LO] - k
-    if gap < _Z_LOW * sd + 0.5 or gap > _Z_HIGH * sd + _SLACK:
+    if gap < info[I_Z_LOW] * sd + 0.5 or gap > info[I_Z_HIGH] * sd + _SLACK:
         return True
     if info[I_SUM_HI] > k:
         return True
@@ -320,8 +338,8 @@ def _choose_levels(alpha, beta, k, st):
         mean[g] = ga[g] / tot
         sd[g] = math.sqrt(2.0 * ga[g] * gb[g] / (tot * tot * (tot + 1.0)))
     for exact in (False, True):
-        x_lo = _lowest_level(ga, gb, log_b, mean, sd, weight, k, exact)
-        x_hi = _top_level(ga, gb, log_b, mean, sd, weight, k, exact, x_lo)
+        x_lo = _lowest_level(ga, gb, log_b, mean, sd, weight, k, exact, info[I_Z_SET])
+        x_hi = _top_level(ga, gb, log_b, mean, sd, weight, k, exact, x_lo, info[I_Z_SET])
         s_lo, _ = _sums(ga, gb, log_b, mean, sd, weight, x_lo, exact)
         s_hi, _ = _sums(ga, gb, log_b, mean, sd, weight, x_hi, exact)
         _set_levels(alpha, beta, st, x_lo, x_hi, s_lo - s_hi, groups)
@@ -330,24 +348,11 @@ def _choose_levels(alpha, beta, k, st):
             break
 
 
-@numba.njit(cache=True)
-def update(alpha, beta, k, st, arms):
-    """Bring the state up to date with the posterior ``Beta(alpha, beta)``.
-
-    ``arms``: the arms whose posterior may have changed since the last call (the arms
-    just pulled); all arms at the first call. They get new tails (one per level; by
-    :func:`_step_arm` when the posterior only gained up to ``_MAX_STEPS`` pulls). The
-    levels are chosen again when the counts above them leave their bands (see
-    :func:`_off_band`), at most once per ``n / 8`` changed posteriors, and at the first
-    call.
-    """
-    n = alpha.shape[0]
+@numba.njit(cache=True, _nrt=False)
+def _fold(alpha, beta, st, arms):
+    """The new tails, sums and tiers of the ``arms`` whose posterior changed (the part of
+    :func:`update` run at every pull: it allocates nothing)."""
     q, info, seen = st[1], st[3], st[4]
-    if info[I_LEVELS] == 0.0:
-        for i in range(n):
-            seen[0, i], seen[1, i] = alpha[i], beta[i]
-        _choose_levels(alpha, beta, k, st)  # (sets every lbeta)
-        return
     for i in arms:
         if alpha[i] == seen[0, i] and beta[i] == seen[1, i]:
             continue
@@ -365,6 +370,27 @@ def update(alpha, beta, k, st, arms):
             _unplace(st, i)
             _place(st, i, t)
         info[I_SINCE] += 1.0
+
+
+@numba.njit(cache=True)
+def update(alpha, beta, k, st, arms):
+    """Bring the state up to date with the posterior ``Beta(alpha, beta)``.
+
+    ``arms``: the arms whose posterior may have changed since the last call (the arms
+    just pulled); all arms at the first call. They get new tails (one per level; by
+    :func:`_step_arm` when the posterior only gained up to ``_MAX_STEPS`` pulls). The
+    levels are chosen again when the counts above them leave their bands (see
+    :func:`_off_band`), at most once per ``n / 8`` changed posteriors, and at the first
+    call.
+    """
+    n = alpha.shape[0]
+    info, seen = st[3], st[4]
+    if info[I_LEVELS] == 0.0:
+        for i in range(n):
+            seen[0, i], seen[1, i] = alpha[i], beta[i]
+        _choose_levels(alpha, beta, k, st)  # (sets every lbeta)
+        return
+    _fold(alpha, beta, st, arms)
     if info[I_SINCE] * 8.0 >= n and _off_band(info, k):
         _choose_levels(alpha, beta, k, st)
 
@@ -381,7 +407,7 @@ def _zone(q, i, u):
     return lo + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def assign_zones(st, rng):
     """The arms above ``x_0`` in one sample and their zones: ``m``, with ``st[8][:m]``
     the arms and ``st[9][:m]`` their zones (``z``: above ``z`` levels; arm ``i`` is in
@@ -414,7 +440,7 @@ def assign_zones(st, rng):
     return m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def sample_top_set(alpha, beta, k, st, rng, members):
     """``members[:k]`` = the top k of one sample ``theta ~ Beta(alpha, beta)`` (see the
     module docstring; :func:`update` must have seen this posterior).

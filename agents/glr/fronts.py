@@ -1040,7 +1040,7 @@ def _sort_places(a, tmp, cnt, m, n):
             a[q] = tmp[q]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng):
     """:func:`set_query` with the order of all arms ``G`` (:func:`build_order`, up to
     date): the same minimum and the same law of the pair, without a pass over the arms.

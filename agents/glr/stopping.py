@@ -155,7 +155,7 @@ def beta(name: str, t: float, delta: float, n_arms: int, k: int) -> float:
     return float(threshold(kind, float(t), float(delta), float(p), c_g))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def statistic(family, sigma, counts, means, top, in_top, rng):
     """``(Z, i, j)``: the GLR statistic and its minimising pair (i in ``top``, j outside).
 
@@ -211,7 +211,7 @@ def empirical_statistic(pruned, S, F, family, sigma, counts, means, k, rng, cand
     return statistic(family, sigma, counts, means, top, in_top, rng)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def set_statistic(pruned, S, F, family, sigma, counts, means, lead, in_lead, rng):
     """``(Z, i, j)`` over the pairs (i in the set ``lead``, j outside): pruned or full pass.
 

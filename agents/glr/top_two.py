@@ -46,9 +46,10 @@ in O(levels); the levels are chosen again, O(n log n), when the posterior drifts
 challenger pair by :func:`agents.glr.fronts.ordered_set_query`, over the order of all
 arms by mean kept across pulls: O(k) for the zero-cost pairs (a sampled set that is not
 a top set by mean), else the fronts of the leader set, O(k log k + D), D distinct pull
-counts. About 3.5-4 us per pull at n = 1000, K = 10 and 5 us at K = 100
-(``benchmarks/agent_speed.py``), most of it the sampler. Gaussian posteriors and
-rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull), as does TTTS.
+counts. About 3 us per pull at n = 1000, K = 10 and 4.6 us at K = 100
+(``benchmarks/agent_speed.py``), half of it the sampler (docs/performance.md). Gaussian
+posteriors and rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull),
+as does TTTS.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.engine import posterior_top_set
+from agents.engine import frame, posterior_top_set
 from agents.engine.beta_math import posterior_into, posterior_of_arms_into
 from agents.glr import fronts, stopping
 from bandit_envs.divergences import GAUSSIAN, kl, transport_cost
@@ -92,7 +93,7 @@ TC, TCI, RESAMPLE = 0, 1, 2
 FULL, BETA_SET = 0, 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _posterior_sample(family, sigma, counts, means, rng, out):
     for a in range(counts.shape[0]):
         c = float(counts[a])
@@ -135,9 +136,56 @@ def _ids_probability(family, sigma, ni, mi, nj, mj):
     return di / (di + dj)
 
 
-@numba.njit
-def run(ctx, prm):
-    """The Top-Two family (see the module docstring); ``prm`` as :class:`TopTwo.params`."""
+# ------------------------------------------------------------------ the algorithm
+# One pull's work runs in one call (:func:`_step`) on the episode's state (:func:`_build`,
+# a tuple of arrays). The generator (:func:`run`, the Gymnasium path) keeps only a frame
+# (:class:`agents.engine.frame.Frame`) and a few scalars live across its yields: a numba
+# generator saves and restores every array it still needs at each resume (about 11 ns
+# each; the state holds about 35). The fast path (:func:`episode`) needs no generator.
+@numba.njit(cache=True)
+def _build(ctx, prm):
+    """The state after every arm's first pull: the sampler's posteriors and state, the
+    order and fronts (:mod:`agents.glr.fronts`), the top and leader sets, scratch."""
+    n, k = ctx.iv[engine.N], ctx.iv[engine.K]
+    counts, means = ctx.counts, ctx.means
+    leader_rule, challenger = int(prm[P_LEADER]), int(prm[P_CHALLENGER])
+    pruned = prm[P_PRUNED] > 0.0
+    sampler = int(prm[P_SAMPLER]) if leader_rule == TS else FULL
+    post_a, post_b = np.empty(n), np.empty(n)  # the posteriors of the set sampler
+    st = posterior_top_set.new_state(n if sampler != FULL else 1)
+    one = np.zeros(1, dtype=np.int64)
+    ordered = pruned and leader_rule == TS and challenger == TC  # T3C: the order of all arms
+    G = fronts.build_order(means if ordered else means[:1])
+    if sampler == BETA_SET:
+        posterior_top_set.set_band(st, *posterior_top_set.T3C_BAND)
+        posterior_into(1.0, 1.0, counts, means, post_a, post_b)
+        posterior_top_set.update(post_a, post_b, k, st, one[:0])
+    S, F = fronts.build_top(counts, means, k)
+    return (
+        post_a,
+        post_b,
+        st,
+        one,
+        G,
+        S,
+        F,
+        np.arange(n),  # cand
+        np.zeros(k, dtype=np.int64),  # top
+        np.zeros(n, dtype=np.int8),  # in_top
+        np.zeros(k, dtype=np.int64),  # lead
+        np.zeros(n, dtype=np.int8),  # in_lead
+        np.empty(n),  # theta
+        np.zeros(n),  # leads: sum of the leader probabilities of an arm's rounds as leader
+        np.zeros(n),  # led_pulls: pulls of an arm in its rounds as leader
+    )
+
+
+@numba.njit(cache=True)
+def _step(W, ctx, prm, pulled):
+    """Fold the pull of ``pulled`` in (``-1``: none yet), then ``(stop, arm)``: whether
+    the GLR rule stops, else the arm to pull next (see the module docstring)."""
+    post_a, post_b, st, one, G, S, F, cand, top, in_top, lead, in_lead, theta = W[:13]
+    leads, led_pulls = W[13], W[14]
     iv = ctx.iv
     n, k = iv[engine.N], iv[engine.K]
     family = int(prm[P_FAMILY])
@@ -148,117 +196,157 @@ def run(ctx, prm):
     max_resample = int(prm[P_RESAMPLE])
     pruned = prm[P_PRUNED] > 0.0
     sampler = int(prm[P_SAMPLER]) if leader_rule == TS else FULL
+    ordered = pruned and leader_rule == TS and challenger == TC
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
-    yield engine.request_each(ctx, np.arange(n), 1)
-    post_a, post_b = np.empty(n), np.empty(n)  # the posteriors of the set sampler
-    st = posterior_top_set.new_state(n if sampler != FULL else 1)
-    one = np.zeros(1, dtype=np.int64)
-    ordered = pruned and leader_rule == TS and challenger == TC  # T3C: the order of all arms
-    G = fronts.build_order(means if ordered else means[:1])
-    if sampler == BETA_SET:
-        posterior_into(1.0, 1.0, counts, means, post_a, post_b)
-        posterior_top_set.update(post_a, post_b, k, st, one[:0])
-    cand = np.arange(n)
-    top = np.zeros(k, dtype=np.int64)
-    in_top = np.zeros(n, dtype=np.int8)
-    S, F = fronts.build_top(counts, means, k)
-    pulled = -1
-    lead = np.zeros(k, dtype=np.int64)
-    in_lead = np.zeros(n, dtype=np.int8)
-    theta = np.empty(n)
-    leads = np.zeros(n)  # sum of the leader probabilities of an arm's rounds as leader
-    led_pulls = np.zeros(n)  # pulls of an arm in its rounds as leader
-    while True:
-        t = float(iv[engine.PULLS])
-        if pruned and pulled >= 0:
-            fronts.pulled(S, counts, means, pulled)
-            if ordered:
-                fronts.order_pulled(G, means, pulled)
-        if sampler == BETA_SET and pulled >= 0:
-            one[0] = pulled
-            posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
-            posterior_top_set.update(post_a, post_b, k, st, one)
-        z, i, j = stopping.empirical_statistic(
-            pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
-        )
-        if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
-            break
-        if forced:
-            floor = math.sqrt(t) - 0.5 * n
-            if pruned:
-                if fronts.min_count(S) < floor:
-                    _c, pulled = fronts.min_count_arm(S)
-                    yield pulled
-                    continue
-            else:
-                m = 0
-                for a in range(1, n):
-                    if counts[a] < counts[m]:
-                        m = a
-                if counts[m] < floor:
-                    pulled = m
-                    yield m
-                    continue
-        if sampler == BETA_SET:
-            for a in lead:
-                in_lead[a] = 0
-            posterior_top_set.sample_top_set(post_a, post_b, k, st, rng, lead)
-            for a in lead:
-                in_lead[a] = 1
-        elif leader_rule == TS:
-            _posterior_sample(family, sigma, counts, means, rng, theta)
-            stopping.top_set(theta, k, rng, cand, lead, in_lead)
+    t = float(iv[engine.PULLS])
+    if pruned and pulled >= 0:
+        fronts.pulled(S, counts, means, pulled)
         if ordered:
-            _z, i, j = fronts.ordered_set_query(
-                S, F, G, family, sigma, counts, means, lead, in_lead, rng
-            )
-        elif leader_rule == TS:
-            if challenger == RESAMPLE:
-                i = lead[0]
-                j = -1
-                for _ in range(max_resample):
-                    _posterior_sample(family, sigma, counts, means, rng, theta)
-                    best = 0
-                    for a in range(1, n):
-                        if theta[a] > theta[best]:
-                            best = a
-                    if best != i:
-                        j = best
-                        break
-                if j < 0:  # no distinct sample in max_resample draws: the TC challenger
-                    _z, i, j = stopping.set_statistic(
-                        pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
-                    )
-            else:
+            fronts.order_pulled(G, means, pulled)
+    if sampler == BETA_SET and pulled >= 0:
+        one[0] = pulled
+        posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
+        posterior_top_set.update(post_a, post_b, k, st, one)
+    z, i, j = stopping.empirical_statistic(
+        pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
+    )
+    if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
+        return True, -1
+    if forced:
+        floor = math.sqrt(t) - 0.5 * n
+        if pruned:
+            if fronts.min_count(S) < floor:
+                _c, m = fronts.min_count_arm(S)
+                return False, m
+        else:
+            m = 0
+            for a in range(1, n):
+                if counts[a] < counts[m]:
+                    m = a
+            if counts[m] < floor:
+                return False, m
+    if sampler == BETA_SET:
+        for a in lead:
+            in_lead[a] = 0
+        posterior_top_set.sample_top_set(post_a, post_b, k, st, rng, lead)
+        for a in lead:
+            in_lead[a] = 1
+    elif leader_rule == TS:
+        _posterior_sample(family, sigma, counts, means, rng, theta)
+        stopping.top_set(theta, k, rng, cand, lead, in_lead)
+    if ordered:
+        _z, i, j = fronts.ordered_set_query(
+            S, F, G, family, sigma, counts, means, lead, in_lead, rng
+        )
+    elif leader_rule == TS:
+        if challenger == RESAMPLE:
+            i = lead[0]
+            j = -1
+            for _ in range(max_resample):
+                _posterior_sample(family, sigma, counts, means, rng, theta)
+                best = 0
+                for a in range(1, n):
+                    if theta[a] > theta[best]:
+                        best = a
+                if best != i:
+                    j = best
+                    break
+            if j < 0:  # no distinct sample in max_resample draws: the TC challenger
                 _z, i, j = stopping.set_statistic(
                     pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
                 )
-        elif challenger == TCI:  # (k = 1: i is the empirical best, ties at random)
-            if pruned:
-                j = fronts.tci_query(S, F, family, sigma, counts, means, top, in_top, rng)
-            else:
-                j = _tci_challenger(family, sigma, counts, means, i, rng)
-        if ids:
-            p = _ids_probability(
-                family, sigma, float(counts[i]), means[i], float(counts[j]), means[j]
+        else:
+            _z, i, j = stopping.set_statistic(
+                pruned, S, F, family, sigma, counts, means, lead, in_lead, rng
             )
+    elif challenger == TCI:  # (k = 1: i is the empirical best, ties at random)
+        if pruned:
+            j = fronts.tci_query(S, F, family, sigma, counts, means, top, in_top, rng)
         else:
-            p = beta
-        if track:
-            leads[i] += p
-            if led_pulls[i] <= leads[i]:
-                led_pulls[i] += 1.0
-                pulled = i
-            else:
-                pulled = j
-        elif rng.random() < p:
-            pulled = i
-        else:
-            pulled = j
-        yield pulled
-    if pruned and k > 1:
+            j = _tci_challenger(family, sigma, counts, means, i, rng)
+    if ids:
+        p = _ids_probability(family, sigma, float(counts[i]), means[i], float(counts[j]), means[j])
+    else:
+        p = beta
+    if track:
+        leads[i] += p
+        if led_pulls[i] <= leads[i]:
+            led_pulls[i] += 1.0
+            return False, i
+        return False, j
+    if rng.random() < p:
+        return False, i
+    return False, j
+
+
+@numba.njit(cache=True)
+def _answer(W, ctx, prm):
+    """Answer the empirical top ``k`` (the stopping rule's)."""
+    S, top = W[5], W[8]
+    if prm[P_PRUNED] > 0.0 and ctx.iv[engine.K] > 1:
         fronts.top_into(S, top)
     engine.finish(ctx, top)
+
+
+@numba.njit(cache=True)
+def _start(ctx, prm):
+    return frame.Frame(ctx, prm, _build(ctx, prm))
+
+
+@numba.njit(cache=True)
+def _next(fr, pulled):
+    """:func:`_step` on the frame's state (one call per pull: each load of an array of
+    the frame costs a reference count)."""
+    ctx, prm, W = fr.ctx, fr.prm, fr.state
+    stop, arm = _step(W, ctx, prm, pulled)
+    if stop:
+        _answer(W, ctx, prm)
+    return stop, arm
+
+
+@numba.njit
+def run(ctx, prm):
+    """The Top-Two family (see the module docstring); ``prm`` as :class:`TopTwo.params`."""
+    yield engine.request_each(ctx, np.arange(ctx.iv[engine.N]), 1)
+    fr = _start(ctx, prm)
+    pulled = -1
+    while True:
+        stop, pulled = _next(fr, pulled)
+        if stop:
+            return
+        yield pulled
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run`, without the generator
+    (the same steps and draws; the state is a local variable, not a frame)."""
+    iv = ctx.iv
+    n = iv[engine.N]
+    scr = engine.scratch(n)
+    step_reward = engine.step_reward_of(ctx, cost)
+    reward = 0.0
+    if engine.sampling_spent(ctx):
+        return engine.SAMPLING_OVER, reward
+    code = engine.request_each(ctx, np.arange(n), 1)
+    outcome, reward = engine.serve_request(
+        ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+    )
+    if outcome == engine.SAMPLING_OVER:
+        return engine.SAMPLING_OVER, reward
+    W = _build(ctx, prm)
+    pulled = -1
+    while True:
+        stop, pulled = _step(W, ctx, prm, pulled)
+        if stop:
+            _answer(W, ctx, prm)
+            iv[engine.FINISHED] = 1
+            return engine.AGENT_STOPPED, reward
+        outcome, reward = engine.serve_arm(
+            ctx, env, counts, sums, emp, pulled, reward, step_reward, max_steps
+        )
+        if outcome == engine.SAMPLING_OVER:
+            return engine.SAMPLING_OVER, reward
 
 
 class TopTwo(stopping.GLRAgent):
@@ -283,6 +371,7 @@ class TopTwo(stopping.GLRAgent):
     """
 
     kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
     leader = EB
     challenger = TC
 
