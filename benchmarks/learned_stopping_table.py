@@ -35,7 +35,6 @@ def main() -> None:
     p.add_argument("results")
     args = p.parse_args()
     df = read_results(args.results)
-    df = df[~df["warmup"]] if "warmup" in df else df
     for point, grp in df.groupby("point", sort=False):
         delta = float(grp["x_value"].iloc[0])
         print(f"\n### {point}\n")
