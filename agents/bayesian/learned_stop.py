@@ -304,7 +304,8 @@ class LearnedStop(TopTwoThompson):
             :data:`DEFAULT_DELTAS`, fitted to 10 arms, Beta(1, 1), k = 1, delta = 0.1: on
             other families it keeps its sampling rule, and its error is not calibrated).
         spacing: checks per doubling of the pull count (default 64).
-        a, b: the family's Beta prior.
+        a: the family's Beta prior's first parameter.
+        b: its second parameter.
         seed: seeds the posterior samples.
 
     :meth:`from_boundary` builds it from a :class:`Boundary`. Setting: fixed confidence;
