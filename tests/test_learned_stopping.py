@@ -80,17 +80,22 @@ def test_the_fit_meets_its_target_and_beats_a_constant_threshold() -> None:
     assert best is not None and bnd.fit["mean_pulls"] < 0.5 * best
 
 
+def _family_env(n: int, k: int, cap: int) -> gym.Env:
+    """Fixed confidence on n Beta(1, 1) Bernoulli arms, truncated at ``cap`` pulls."""
+    return gym.make(
+        "TopK-v0",
+        n_arms=n,
+        k=k,
+        instance="uniform-random",
+        setting="fixed_confidence",
+        max_batches=cap,
+    )
+
+
 def test_a_flat_boundary_checked_every_pull_is_the_posterior_stop() -> None:
     """learned_stop with delta_t = delta everywhere and a check before every pull plays the
     same episodes as bayes_ttts(delta) (same seeds: the same pulls and answer)."""
-    env = gym.make(
-        "TopK-v0",
-        n_arms=6,
-        k=2,
-        instance="uniform-random",
-        setting="fixed_confidence",
-        max_batches=5000,
-    )
+    env = _family_env(6, 2, 5000)
     for seed in range(4):
         a = run_episode(env, agents.make("bayes_ttts", delta=0.1, seed=seed), seed=seed)
         b = run_episode(
@@ -104,14 +109,7 @@ def test_a_flat_boundary_checked_every_pull_is_the_posterior_stop() -> None:
 
 def test_a_rising_boundary_stops_sooner() -> None:
     """A boundary that reaches 1 at 200 pulls ends every episode by the first check past 200."""
-    env = gym.make(
-        "TopK-v0",
-        n_arms=10,
-        k=1,
-        instance="uniform-random",
-        setting="fixed_confidence",
-        max_batches=20_000,
-    )
+    env = _family_env(10, 1, 20_000)
     ag = agents.make("learned_stop", knots=[10, 200], deltas=[1e-3, 1.0], seed=0)
     for seed in range(5):
         res = run_episode(env, ag, seed=seed)
