@@ -100,6 +100,8 @@ _REGISTRY: dict[str, str] = {
     "bayes_dp": "agents.bayesian.bayes_dp:BayesOptimalDP",
     # Learned stop: bayes_ttts' sampling, a fitted stopping boundary (fixed confidence)
     "learned_stop": "agents.bayesian.learned_stop:LearnedStop",
+    # Learned batches: kg_batch's fantasy fill, a score fitted to the family (fixed budget)
+    "learned_batch": "agents.bayesian.learned_batch:LearnedBatch",
     # Classic best-arm baselines
     "successive_rejects": "agents.elimination.nsar:SuccessiveRejects",
     "sequential_halving": "agents.elimination.sequential_halving:SequentialHalving",
