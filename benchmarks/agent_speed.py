@@ -38,9 +38,9 @@ import bandit_envs  # noqa: F401  (registers the envs)
 
 ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
 #: Slower than the targets by the nature of their step: section 1 only (a budget-200n
-#: episode of kg alone takes minutes): the Bayesian yardsticks, and T3C, whose pull draws
+#: episode of kg alone takes minutes): the Bayesian agents, and T3C, whose pull draws
 #: the top set of a posterior sample (docs/performance.md).
-SLOW_STEP = ("kg", "kg_batch", "bayes_ttts", "t3c")
+SLOW_STEP = ("kg", "kg_batch", "learned_batch", "bayes_ttts", "t3c")
 
 
 def _compiled(name: str) -> bool:
