@@ -215,3 +215,46 @@ def test_the_train_and_config_commands(tmp_path, capsys):
     assert fit["fit"]["episodes"] == 20 and len(fit["weights"]) == lb.N_WEIGHTS
     assert exp.main(["config"]) == 0
     assert 'name = "learned-batch"' in capsys.readouterr().out
+
+
+def test_run_retrain_refits_into_the_results_directory(tmp_path):
+    """``topk-bench run learned-batch --retrain`` fits the weights anew into
+    OUT/fitted.json and plays them; a rerun reads that file instead of fitting again."""
+    from topk_bench.cli import main
+
+    out = tmp_path / "lb"
+    argv = ["run", "learned-batch", "--reduced", "--retrain", "--jobs", "1", "--out", str(out)]
+    argv += ["--no-progress", "--no-report"]
+    assert main(argv) == 0
+    fitted = out / "fitted.json"
+    fits = json.loads(fitted.read_text())
+    assert len(fits) == 6
+    manifest = json.loads((out / "manifest.json").read_text())
+    played = {a["label"]: a["params"] for a in manifest["agents"]}
+    for fit in fits:
+        label = f"learned batch, {fit['point']} (seed {fit['fit']['seed']})"
+        assert played[label]["weights"] == fit["weights"]
+    stamp = fitted.stat().st_mtime_ns
+    assert main(argv) == 0
+    assert fitted.stat().st_mtime_ns == stamp
+
+
+def test_refit_config_refuses_what_it_cannot_refit(tmp_path):
+    from topk_bench.config import ConfigError, load
+    from topk_bench.run import refit_config
+
+    with pytest.raises(ConfigError, match="no fitted_by: nothing to refit"):
+        refit_config(load("quick", reduced=True), tmp_path)
+    cfg = _shipped_config()
+    cfg["fitted_by"] = "topk_bench.seeds"
+    with pytest.raises(ConfigError, match=r"'topk_bench.seeds' has no refit"):
+        refit_config(load(cfg, reduced=True), tmp_path)
+    cfg["fitted_by"] = "topk_bench.no_such_module"
+    with pytest.raises(ConfigError, match="cannot import 'topk_bench.no_such_module'"):
+        refit_config(load(cfg, reduced=True), tmp_path)
+
+
+def _shipped_config() -> dict:
+    from topk_bench import learned_batch as exp
+
+    return exp.experiment_config(json.loads(exp.WEIGHTS.read_text()))

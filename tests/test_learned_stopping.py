@@ -181,3 +181,18 @@ def test_the_default_boundary_is_the_shipped_k1_delta_01_seed_0() -> None:
     ]
     assert list(stopping.DEFAULT_KNOTS) == entry["knots"]
     assert list(stopping.DEFAULT_DELTAS) == [round(d, 6) for d in entry["deltas"]]
+
+
+def test_run_retrain_refits_the_boundaries(tmp_path) -> None:
+    """``topk-bench run learned-stopping --retrain`` fits the boundaries anew (a few
+    episodes with --reduced) into OUT/fitted.json and plays them."""
+    from topk_bench.cli import main
+
+    out = tmp_path / "ls"
+    argv = ["run", "learned-stopping", "--reduced", "--retrain", "--jobs", "1", "--out", str(out)]
+    assert main([*argv, "--no-progress", "--no-report"]) == 0
+    fits = json.loads((out / "fitted.json").read_text())
+    assert len(fits) == 12 and all(f["fit"]["episodes"] == 8 for f in fits)
+    manifest = json.loads((out / "manifest.json").read_text())
+    played = [a["params"]["knots"] for a in manifest["agents"] if a["name"] == "learned_stop"]
+    assert played == [f["knots"] for f in fits]

@@ -154,6 +154,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     exp = _load(args)
     out = Path(args.out) if args.out else _default_out(exp.name, exp.reduced)
+    if args.retrain and exp.fitted_by:
+        from topk_bench.config import load
+        from topk_bench.run import FITTED, refit_config
+
+        print(
+            f"{exp.name}: fitting its parameters anew ({exp.fitted_by}) -> {out / FITTED}",
+            file=sys.stderr,
+        )
+        cfg = refit_config(exp, out)
+        exp = load(cfg, reduced=args.reduced, data=args.data, runs=args.runs, warn=_warn)
     n = exp.episodes()
     backend = args.backend
     print(
@@ -400,8 +410,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--retrain",
         action="store_true",
-        help="train the experiment's [[train]] models even when shipped ones match "
-        "(default: play the shipped models of topk_bench/pretrained)",
+        help="train the experiment's [[train]] models even when shipped ones match, and "
+        "refit the parameters of an experiment generated from fitted ones (fitted_by; "
+        "written to OUT/fitted.json) (default: play the shipped models and parameters of "
+        "topk_bench/pretrained)",
     )
     p.set_defaults(func=_cmd_run)
 

@@ -161,6 +161,10 @@ class Experiment:
     skipped: tuple[str, ...] = ()
     train: tuple[TrainSpec, ...] = ()
     claims: tuple[Mapping[str, Any], ...] = ()
+    #: the module that fits this experiment's parameters and writes its config
+    #: (``python -m MODULE train``); ``topk-bench run --retrain`` refits through it
+    #: (:func:`topk_bench.run.refit_config`).
+    fitted_by: str | None = None
 
     def runs_of(self, agent: AgentSpec) -> int:
         """How many runs ``agent`` plays per point: its own ``runs``, at most the config's."""
@@ -895,6 +899,7 @@ def load(
         skipped=tuple(skipped),
         train=train,
         claims=claims,
+        fitted_by=cfg.get("fitted_by"),
     )
 
 

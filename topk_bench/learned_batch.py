@@ -31,7 +31,7 @@ from typing import Any
 
 from agents.bayesian.learned_batch import Family
 
-__all__ = ["POINTS", "WEIGHTS", "experiment_config", "train_all"]
+__all__ = ["refit", "POINTS", "WEIGHTS", "experiment_config", "train_all"]
 
 #: The shipped weights.
 WEIGHTS = Path(__file__).resolve().parent / "pretrained" / "learned-batch" / "weights.json"
@@ -134,6 +134,7 @@ def experiment_config(fits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         )
     return {
         "name": "learned-batch",
+        "fitted_by": "topk_bench.learned_batch",
         "description": (
             "Batches that matter: Bernoulli arms whose means are drawn from Beta(5, 5) per "
             "episode (shuffled), the (b, r)-batch model with a binding number of batches and a "
@@ -166,6 +167,21 @@ def experiment_config(fits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "plot": {"kind": "bar"},
         "reduced": {"runs": 20},
     }
+
+
+def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
+    """The experiment's config from parameters fitted anew into ``path`` (JSON), or read
+    from it when it exists (a resumed ``topk-bench run --retrain``); ``quick``: a few
+    training episodes (``--reduced``: tests the pipeline, not the fit)."""
+    path = Path(path)
+    if path.exists():
+        fits = json.loads(path.read_text())
+    else:
+        fits = train_all(scale=0.002 if quick else 1.0)
+        part = path.with_name(path.name + ".part")
+        part.write_text(json.dumps(fits, indent=1, sort_keys=True) + "\n")
+        part.replace(path)
+    return experiment_config(fits)
 
 
 def to_toml(cfg: Mapping[str, Any]) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BOUNDARIES", "experiment_config", "target_of", "train_all"]
+__all__ = ["refit", "BOUNDARIES", "experiment_config", "target_of", "train_all"]
 
 #: The shipped boundaries.
 BOUNDARIES = Path(__file__).resolve().parent / "pretrained" / "learned-stopping" / "boundaries.json"
@@ -136,6 +136,7 @@ def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]
             )
     return {
         "name": "learned-stopping",
+        "fitted_by": "topk_bench.learned_stopping",
         "description": (
             "Fixed confidence on a prior family: 10 Bernoulli arms whose means are drawn from "
             "Beta(1, 1) per episode, k = 1 and 3, one pull per step, truncated at 20,000 pulls, "
@@ -171,6 +172,21 @@ def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]
         "plot": {"logy": ["pulls"], "binary_ci": "clopper-pearson"},
         "reduced": {"runs": 4, "env": {"max_batches": 2000}},
     }
+
+
+def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
+    """The experiment's config from parameters fitted anew into ``path`` (JSON), or read
+    from it when it exists (a resumed ``topk-bench run --retrain``); ``quick``: a few
+    training episodes (``--reduced``: tests the pipeline, not the fit)."""
+    path = Path(path)
+    if path.exists():
+        fits = json.loads(path.read_text())
+    else:
+        fits = train_all(episodes=8, cap=2000) if quick else train_all()
+        part = path.with_name(path.name + ".part")
+        part.write_text(json.dumps(fits, indent=1, sort_keys=True) + "\n")
+        part.replace(path)
+    return experiment_config(fits)
 
 
 def to_toml(cfg: Mapping[str, Any]) -> str:

@@ -41,12 +41,19 @@ from typing import Any
 
 from topk_bench import seeds
 from topk_bench.backends import make_backend
-from topk_bench.config import Experiment
+from topk_bench.config import ConfigError, Experiment
 from topk_bench.episodes import Chunk
 from topk_bench.models import TRAINED_PREFIX, model_path, resolve_agent, train_missing
 from topk_bench.store import ResultStore, StoreError
 
-__all__ = ["RunReport", "default_chunk_size", "plan_chunks", "run_experiment"]
+__all__ = [
+    "FITTED",
+    "RunReport",
+    "default_chunk_size",
+    "plan_chunks",
+    "refit_config",
+    "run_experiment",
+]
 
 MAX_CHUNK = 100
 
@@ -297,3 +304,35 @@ def _progress(total: int, initial: int, name: str, enabled: bool) -> Any:
     return _Bar(
         total=total, initial=initial, desc=name, unit="ep", disable=not enabled, smoothing=0.1
     )
+
+
+#: The file of a results directory that holds an experiment's refitted parameters.
+FITTED = "fitted.json"
+
+
+def refit_config(exp: Experiment, out: str | Path) -> dict[str, Any]:
+    """The config of ``exp`` with its parameters fitted anew (``topk-bench run --retrain``).
+
+    ``exp.fitted_by`` names the module that generates the experiment's config from fitted
+    parameters (e.g. :mod:`topk_bench.learned_batch`); its ``refit(path, quick=...)``
+    fits them into ``OUT/fitted.json`` (or reads that file when an earlier run wrote it:
+    a resumed run does not fit again) and returns the config. ``quick`` (``--reduced``)
+    fits on a small share of the training episodes, for smoke tests.
+
+    Raises:
+        ConfigError: ``exp`` has no ``fitted_by``, or its module has no ``refit``.
+    """
+    import importlib
+
+    if not exp.fitted_by:
+        raise ConfigError(f"{exp.name}: no fitted_by: nothing to refit")
+    try:
+        module = importlib.import_module(exp.fitted_by)
+    except ImportError as err:
+        raise ConfigError(f"fitted_by: cannot import {exp.fitted_by!r}: {err}") from None
+    refit = getattr(module, "refit", None)
+    if not callable(refit):
+        raise ConfigError(f"fitted_by: {exp.fitted_by!r} has no refit(path, quick=...)")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return refit(out / FITTED, quick=exp.reduced)

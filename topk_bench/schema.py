@@ -155,6 +155,7 @@ SCHEMA: dict[str, Any] = {
         },
         "train": [_TRAIN],
         "claims": [_CLAIM],
+        "fitted_by": "str",
         "data": {
             "type": "table",
             "keys": {"param": "str", "required": "bool", "help": "str", "drop": ["str"]},
