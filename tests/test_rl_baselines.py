@@ -48,6 +48,9 @@ def test_config_loads_and_points_play_their_tasks_models() -> None:
     exp = load("rl-baselines")
     assert [p.label for p in exp.points] == list(LADDER)
     assert len(exp.train) == 27 * rl_baselines.SEEDS
+    # every training is validated along the way: a learning curve, not an end point
+    steps = rl_baselines.TIMESTEPS // rl_baselines.CURVE_POINTS
+    assert all(spec.eval_every == steps for spec in exp.train)
     for point in exp.points:
         models = [a for a in point.agents if rl_baselines._NAME.match(a)]
         assert models and all(f"-{point.label}-s" in m for m in models)

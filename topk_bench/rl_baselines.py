@@ -100,6 +100,9 @@ SEEDS = 5
 TIMESTEPS = 200_000
 #: Held-out episodes per task.
 EPISODES = 300
+#: Validations per training run (every ``timesteps // CURVE_POINTS`` steps): the
+#: learning curves.
+CURVE_POINTS = 5
 #: Suffix of the model names of the tuned variant (``ppo-one-pull-s0-tuned``).
 TUNED = "-tuned"
 _NAME = re.compile(r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?$")
@@ -203,6 +206,7 @@ def experiment_config(
                 "timesteps": timesteps,
                 "num_envs": 8,
                 "eval_episodes": 100,
+                "eval_every": timesteps // CURVE_POINTS,
                 "validation": "vector",
                 **({"algo_kwargs": kwargs} if kwargs else {}),
             }
@@ -233,7 +237,7 @@ def experiment_config(
             if p["label"] in one
         ],
         # tiny models: the smoke test checks the pipeline (train, save, resume, play, score)
-        "train": {"timesteps": 512, "num_envs": 2, "eval_episodes": 10},
+        "train": {"timesteps": 512, "num_envs": 2, "eval_episodes": 10, "eval_every": 256},
     }
     return cfg
 
