@@ -36,8 +36,10 @@ from agents.engine.context import (
     STEPS,
     WORK,
     B,
+    N,
     R,
     pulls_left,
+    request_each,
     sampling_spent,
 )
 from agents.engine.scheduler import (
@@ -60,6 +62,7 @@ __all__ = [
     "step_reward_of",
     "scratch",
     "serve_request",
+    "serve_each_once",
     "drive",
     "fast_path",
 ]
@@ -523,6 +526,26 @@ def serve_request(ctx, code, env, counts, sums, emp, reward, step_reward, max_st
         if outcome == SAMPLING_OVER:
             return SAMPLING_OVER, reward
     return -1, reward
+
+
+@numba.njit(cache=True)
+def serve_each_once(ctx, env, counts, sums, emp, cost_per_batch, max_steps):
+    """The opening of a generator-free episode kernel whose ``run`` starts with ``yield
+    request_each(ctx, np.arange(n), 1)``: that request served as :func:`drive` serves it.
+
+    Returns ``(outcome, reward, scr, step_reward)``: :data:`SAMPLING_OVER` if sampling
+    ended (before or during the request) else ``-1``, the step rewards so far, the
+    :func:`scratch` arrays and the step reward of the episode's later steps."""
+    n = ctx.iv[N]
+    scr = scratch(n)
+    step_reward = step_reward_of(ctx, cost_per_batch)
+    if sampling_spent(ctx):
+        return SAMPLING_OVER, 0.0, scr, step_reward
+    code = request_each(ctx, np.arange(n), 1)
+    outcome, reward = serve_request(
+        ctx, code, env, counts, sums, emp, 0.0, step_reward, max_steps, scr
+    )
+    return outcome, reward, scr, step_reward
 
 
 @numba.njit(cache=True)

@@ -322,15 +322,8 @@ def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
     """The fast path: :func:`agents.engine.drive` on :func:`run`, without the generator
     (the same steps and draws; the state is a local variable, not a frame)."""
     iv = ctx.iv
-    n = iv[engine.N]
-    scr = engine.scratch(n)
-    step_reward = engine.step_reward_of(ctx, cost)
-    reward = 0.0
-    if engine.sampling_spent(ctx):
-        return engine.SAMPLING_OVER, reward
-    code = engine.request_each(ctx, np.arange(n), 1)
-    outcome, reward = engine.serve_request(
-        ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+    outcome, reward, _, step_reward = engine.serve_each_once(
+        ctx, env, counts, sums, emp, cost, max_steps
     )
     if outcome == engine.SAMPLING_OVER:
         return engine.SAMPLING_OVER, reward

@@ -493,19 +493,12 @@ def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
     :func:`_round`'s, the one implementation of the algorithms.
     """
     iv = ctx.iv
-    n = ctx.iv[engine.N]
-    scr = engine.scratch(n)
-    step_reward = engine.step_reward_of(ctx, cost)
-    reward = 0.0
-    if engine.sampling_spent(ctx):
-        return engine.SAMPLING_OVER, reward
-    code = engine.request_each(ctx, np.arange(n), 1)
-    outcome, reward = engine.serve_request(
-        ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+    outcome, reward, scr, step_reward = engine.serve_each_once(
+        ctx, env, counts, sums, emp, cost, max_steps
     )
     if outcome == engine.SAMPLING_OVER:
         return engine.SAMPLING_OVER, reward
-    st = _build(ctx, prm, radii.scale(prm, n, 1))
+    st = _build(ctx, prm, radii.scale(prm, iv[engine.N], 1))
     outcome, reward = _rounds(
         st, ctx, prm, env, counts, sums, emp, reward, step_reward, max_steps, scr
     )
