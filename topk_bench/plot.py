@@ -76,6 +76,25 @@ def agent_styles(
     return styles
 
 
+def finish_grid(fig: Any, axes: Any, used: int) -> None:
+    """Hide the grid's panels past the first ``used``, and put one legend below the figure
+    with every label once (also those missing from some panels)."""
+    for ax in list(axes.flat)[used:]:
+        ax.set_visible(False)
+    legend: dict[str, Any] = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    if legend:
+        fig.legend(
+            list(legend.values()),
+            list(legend),
+            loc="outside lower center",
+            ncol=min(len(legend), 5),
+            fontsize=8,
+        )
+
+
 def _plt() -> Any:
     try:
         import matplotlib
@@ -208,20 +227,7 @@ def plot_summary(
             ax.set_xlabel(x_label)
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
-        for ax in list(axes.flat)[len(panels) :]:
-            ax.set_visible(False)
-        legend: dict[str, Any] = {}  # every agent once, also those missing from a panel
-        for ax in axes.flat:
-            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-                legend.setdefault(label, handle)
-        if legend:
-            fig.legend(
-                list(legend.values()),
-                list(legend),
-                loc="outside lower center",
-                ncol=min(len(legend), 5),
-                fontsize=8,
-            )
+        finish_grid(fig, axes, len(panels))
         if title:
             fig.suptitle(f"{title}: {metric} (mean, 95% CI)", fontsize=10)
         path = out / f"{metric}.png"

@@ -802,7 +802,14 @@ def plot_curves(
     reference scores on the held-out episodes as horizontal lines when there are any.
     Returns the PNG (``FIGURES/learning_curves.png``, ``FIGURES`` defaulting to
     ``OUT/figures``) and notes on what is missing."""
-    from topk_bench.plot import _LINESTYLES, _compact, _plt, agent_styles, grid_shape
+    from topk_bench.plot import (
+        _LINESTYLES,
+        _compact,
+        _plt,
+        agent_styles,
+        finish_grid,
+        grid_shape,
+    )
     from topk_bench.store import read_results
 
     plt = _plt()
@@ -883,20 +890,7 @@ def plot_curves(
         ax.set_xlabel("environment steps")
         ax.set_ylabel("validation score (lower is better)")
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(tasks) :]:
-        ax.set_visible(False)
-    legend: dict[str, Any] = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            legend.setdefault(label, handle)
-    if legend:
-        fig.legend(
-            list(legend.values()),
-            list(legend),
-            loc="outside lower center",
-            ncol=min(len(legend), 5),
-            fontsize=8,
-        )
+    finish_grid(fig, axes, len(tasks))
     fig.suptitle("rl-baselines: validation score (mean over seeds, min-max band)", fontsize=10)
     path = Path(figures if figures is not None else Path(out) / "figures")
     path.mkdir(parents=True, exist_ok=True)
