@@ -152,14 +152,10 @@ SET_CASES = [
 ]
 
 
-@pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)
-def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels) -> None:
-    """The sampled set's law is the top k of a full posterior draw: the law of the sets
-    in L1 (Bretagnolle-Huber-Carol), and each arm's chance to be in (Hoeffding, a union
-    bound over the arms), two samples of ``draws`` each."""
-    st = _state(alpha, beta, k, levels)
-    assert len(set(_sampled_sets(alpha, beta, k, st, 100, np.random.default_rng(0))[0])) == k
-    draws = 400_000
+def _assert_law_of_a_full_draw(alpha, beta, k, st, draws: int = 400_000) -> None:
+    """The sets sampled with ``st`` have the law of the top k of a full posterior draw:
+    the law of the sets in L1 (Bretagnolle-Huber-Carol), and each arm's chance to be in
+    (Hoeffding, a union bound over the arms), two samples of ``draws`` each."""
     got_rows = _sampled_sets(alpha, beta, k, st, draws, np.random.default_rng(1))
     want_rows = _full_draw_sets(alpha, beta, k, draws, 2)
     got, want = _law(got_rows), _law(want_rows)
@@ -172,9 +168,18 @@ def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels) -> None:
     assert np.abs(inside[0] - inside[1]).max() <= bound
 
 
+@pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)
+def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels) -> None:
+    """The sampled set's law is the top k of a full posterior draw
+    (:func:`_assert_law_of_a_full_draw`)."""
+    st = _state(alpha, beta, k, levels)
+    assert len(set(_sampled_sets(alpha, beta, k, st, 100, np.random.default_rng(0))[0])) == k
+    _assert_law_of_a_full_draw(alpha, beta, k, st)
+
+
 def test_t3c_band_keeps_the_law_of_a_full_draw() -> None:
     """T3C's band (``set_band``) places ``x_0`` lower (more arms above it) and the sets
-    keep the law of a full draw (bounds as in the test above)."""
+    keep the law of a full draw (:func:`_assert_law_of_a_full_draw`)."""
     rng = np.random.default_rng(5)
     pulls = rng.integers(1, 30, 40)
     wins = rng.binomial(pulls, 0.5)
@@ -184,17 +189,7 @@ def test_t3c_band_keeps_the_law_of_a_full_draw() -> None:
     assert st[2][0] < default[2][0]
     assert st[3][pts.I_SUM_LO] > default[3][pts.I_SUM_LO]
     assert not pts._off_band(st[3], k)
-    draws = 400_000
-    got_rows = _sampled_sets(alpha, beta, k, st, draws, np.random.default_rng(1))
-    want_rows = _full_draw_sets(alpha, beta, k, draws, 2)
-    got, want = _law(got_rows), _law(want_rows)
-    outcomes = math.comb(alpha.size, k)
-    bound = 2 * math.sqrt(2 * (outcomes * math.log(2) + math.log(1 / DELTA)) / draws)
-    l1 = sum(abs(got.get(s, 0) - want.get(s, 0)) for s in set(got) | set(want)) / draws
-    assert l1 <= bound
-    inside = [np.bincount(r.ravel(), minlength=alpha.size) / draws for r in (got_rows, want_rows)]
-    bound = 2 * math.sqrt(math.log(2 * alpha.size / DELTA) / (2 * draws))
-    assert np.abs(inside[0] - inside[1]).max() <= bound
+    _assert_law_of_a_full_draw(alpha, beta, k, st)
 
 
 @pytest.mark.parametrize("band", [(3.0, 3.0, 6.0), (3.0, 2.5, 2.0), (3.0, -1.0, 6.0)])
