@@ -11,7 +11,7 @@ KG* and uniform, each as the share of uniform's gap to the optimum it closes, wi
 training cost (CPU seconds of the training process, without evaluation).
 
 Usage: ``python benchmarks/learned_dp_ceiling.py [--families 3,1,20,1,1 ...] [--seed 0]
-[--iterations 10] [--episodes 1024] [--epochs 20] [--hidden 128] [--layers 2]``; each
+[--iterations 12] [--episodes 1024] [--epochs 40] [--hidden 128] [--layers 2]``; each
 family is ``n,k,T,a,b``. Minutes per family on one core.
 """
 
@@ -80,9 +80,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", nargs="+", default=DEFAULT_FAMILIES)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--iterations", type=int, default=12)
     parser.add_argument("--episodes", type=int, default=1024)
-    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     args = parser.parse_args()
