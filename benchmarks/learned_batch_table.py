@@ -12,18 +12,11 @@ whether it lies below zero. Markdown on stdout.
 from __future__ import annotations
 
 import argparse
-import math
 
 import numpy as np
-from scipy import stats
+from learned_stopping_table import t_interval  # (benchmarks/, the script's directory)
 
 from topk_bench.store import read_results
-
-
-def t_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """Mean and half-width of the ``level`` t interval."""
-    q = stats.t.ppf(0.5 + level / 2, x.size - 1)
-    return float(x.mean()), float(q * x.std(ddof=1) / math.sqrt(x.size))
 
 
 def main() -> None:

@@ -25,9 +25,10 @@ def clopper_pearson(errors: int, n: int, level: float = 0.95) -> tuple[float, fl
     return float(ci.low), float(ci.high)
 
 
-def t_interval(x: np.ndarray) -> tuple[float, float]:
-    half = stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-    return float(x.mean()), float(half)
+def t_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Mean and half-width of the ``level`` t interval."""
+    q = stats.t.ppf(0.5 + level / 2, x.size - 1)
+    return float(x.mean()), float(q * x.std(ddof=1) / math.sqrt(x.size))
 
 
 def main() -> None:

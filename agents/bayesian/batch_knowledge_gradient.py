@@ -40,7 +40,7 @@ from agents.bayesian.beta_prior import (
 )
 from agents.bayesian.knowledge_gradient import choose_among
 
-__all__ = ["BatchKnowledgeGradient"]
+__all__ = ["BatchKnowledgeGradient", "as_request"]
 
 
 @numba.njit(cache=True)
@@ -53,7 +53,6 @@ def fill(alpha, beta, k, size, horizon, r, rng, reps, arms, times, scratch):
     ``horizon``: the look-ahead before the batch, ``r``: the repeat limit (-1: none);
     ``reps`` (int64[n], zeros): left zeros; ``scratch``: ``(mu, c, val, table, room)``.
     """
-    n = alpha.shape[0]
     mu, c, val, table, room = scratch
     room[:] = 1
     last = -1
@@ -66,14 +65,21 @@ def fill(alpha, beta, k, size, horizon, r, rng, reps, arms, times, scratch):
         alpha[arm] += mean
         beta[arm] += 1.0 - mean
         last = arm
+    return as_request(reps, arms, times), last
+
+
+@numba.njit(cache=True, _nrt=False)
+def as_request(reps, arms, times):
+    """A batch's pulls per arm (``reps``, int64[n]) as a request: ``times[:m]`` pulls of
+    ``arms[:m]`` (increasing arms); returns ``m`` and leaves ``reps`` zeros."""
     m = 0
-    for i in range(n):
+    for i in range(reps.shape[0]):
         if reps[i] > 0:
             arms[m] = i
             times[m] = reps[i]
             reps[i] = 0
             m += 1
-    return m, last
+    return m
 
 
 @numba.njit

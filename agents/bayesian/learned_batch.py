@@ -53,7 +53,7 @@ import numba
 import numpy as np
 
 from agents import engine
-from agents.bayesian.batch_knowledge_gradient import BatchKnowledgeGradient, fill
+from agents.bayesian.batch_knowledge_gradient import BatchKnowledgeGradient, as_request, fill
 from agents.bayesian.beta_prior import check_beta_prior, posterior_into
 from agents.bayesian.knowledge_gradient import TIE, _other_boundaries, arm_value
 
@@ -186,13 +186,7 @@ def run(ctx, prm):
         )
         posterior_into(a, b, ctx.counts, ctx.means, alpha, beta)
         fill_scored(alpha, beta, k, size, horizon, tau, r, w, ctx.rng, reps, mu, c, val)
-        m = 0
-        for i in range(n):
-            if reps[i] > 0:
-                arms[m] = i
-                times[m] = reps[i]
-                reps[i] = 0
-                m += 1
+        m = as_request(reps, arms, times)
         if size == 1:
             yield arms[0]
         else:
