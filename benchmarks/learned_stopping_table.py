@@ -6,13 +6,17 @@ Per point (k, delta): every agent's mean pulls (95% t interval), error rate with
 exact Clopper-Pearson 95% interval, and the share of truncated episodes; then, for each
 learned stop (training seed), the paired difference of pulls with every other agent
 (learned minus other, 95% t interval over the same episodes) and the ratio of means.
-Markdown on stdout.
+Each agent's rows are those of the runs it plays in the results directory's config (its
+``runs``). Markdown on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -31,11 +35,22 @@ def t_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     return float(x.mean()), float(q * x.std(ddof=1) / math.sqrt(x.size))
 
 
+def played_runs(df: Any, results: str) -> Any:
+    """The rows of the runs each agent plays in the manifest's config (its own ``runs``,
+    at most the experiment's): rows of a larger earlier config are left out."""
+    manifest = json.loads((Path(results) / "manifest.json").read_text())
+    limit = {
+        a["label"]: min(a.get("runs", manifest["runs"]), manifest["runs"])
+        for a in manifest["agents"]
+    }
+    return df[df["run"] < df["agent"].map(limit)]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("results")
     args = p.parse_args()
-    df = read_results(args.results)
+    df = played_runs(read_results(args.results), args.results)
     for point, grp in df.groupby("point", sort=False):
         delta = float(grp["x_value"].iloc[0])
         print(f"\n### {point}\n")

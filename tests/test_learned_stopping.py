@@ -80,6 +80,54 @@ def test_the_fit_meets_its_target_and_beats_a_constant_threshold() -> None:
     assert best is not None and bnd.fit["mean_pulls"] < 0.5 * best
 
 
+def test_calibration_records_set_the_level() -> None:
+    """With calibration records the level is set on them: the mean eps at the stop is the
+    target there (not on the training records, where the easy episodes ease more slowly)."""
+    cap, target = 2000, 0.05
+    eps, wrong = _synthetic(cap)
+    harder = np.minimum(0.5, eps * 1.5).astype(np.float32)  # the same shapes, 1.5x the error
+    bnd = fit_boundary(eps, wrong, n=10, cap=cap, target=target, floor=1e-4)
+    cal = fit_boundary(
+        eps, wrong, n=10, cap=cap, target=target, floor=1e-4, calibration=(harder, wrong)
+    )
+    assert bnd.fit is not None and cal.fit is not None
+    assert abs(cal.fit["calibration_mean_eps"] - target) < 2e-3
+    assert cal.fit["calibration_episodes"] == 100
+    assert "calibration_mean_eps" not in bnd.fit
+    grid = check_times(cap)
+    at = stop_on(harder, cal.at(grid))
+    assert harder[np.arange(100), at].mean() == pytest.approx(cal.fit["calibration_mean_eps"])
+    # the shape is the same fit; a harder calibration set lowers the level
+    assert all(c < b for c, b in zip(cal.deltas, bnd.deltas, strict=True) if b > 1e-4)
+    with pytest.raises(ValueError, match=r"calibration records \(100, 3\) do not match"):
+        fit_boundary(
+            eps,
+            wrong,
+            n=10,
+            cap=cap,
+            target=target,
+            floor=1e-4,
+            calibration=(eps[:, :3], wrong[:, :3]),
+        )
+
+
+def test_train_keeps_both_record_sets(tmp_path) -> None:
+    """``train`` records the calibration episodes from another seed, keeps both sets beside
+    ``records`` and reads them back (the same fit, no recording)."""
+    path = tmp_path / "rec.npz"
+    kw = {"targets": [0.2], "seed": 3, "cap": 300, "floor": 1e-3, "episodes": 4}
+    (first,) = stopping.train(5, 2, calibration_episodes=5, records=path, **kw)
+    calibration = tmp_path / "rec.calibration.npz"
+    assert path.exists() and calibration.exists()
+    with np.load(path) as a, np.load(calibration) as b:
+        assert a["eps"].shape[0] == 4 and b["eps"].shape[0] == 5
+        assert not np.array_equal(a["eps"][:4], b["eps"][:4])  # other episodes
+    (again,) = stopping.train(5, 2, calibration_episodes=5, records=path, **kw)
+    assert again.deltas == first.deltas and again.fit["calibration_episodes"] == 5
+    with pytest.raises(ValueError, match=r"records \(5, \d+\) are not 6 episodes"):
+        stopping.train(5, 2, calibration_episodes=6, records=path, **kw)
+
+
 def _family_env(n: int, k: int, cap: int) -> gym.Env:
     """Fixed confidence on n Beta(1, 1) Bernoulli arms, truncated at ``cap`` pulls."""
     return gym.make(
@@ -193,6 +241,7 @@ def test_run_retrain_refits_the_boundaries(tmp_path) -> None:
     assert main([*argv, "--no-progress", "--no-report"]) == 0
     fits = json.loads((out / "fitted.json").read_text())
     assert len(fits) == 12 and all(f["fit"]["episodes"] == 8 for f in fits)
+    assert all(f["fit"]["calibration_episodes"] == 8 for f in fits)
     manifest = json.loads((out / "manifest.json").read_text())
     played = [a["params"]["knots"] for a in manifest["agents"] if a["name"] == "learned_stop"]
     assert played == [f["knots"] for f in fits]

@@ -5,19 +5,20 @@ k = 3, fixed confidence with one pull per step, truncated at :data:`CAP` pulls (
 empirical top k is scored then). Targets delta = 0.1 and 0.05 (why not 0.01:
 docs/experiments/learned-stopping.md). At each (k, delta) the learned policies
 (:class:`agents.bayesian.learned_stop.LearnedStop`, three training seeds, each fitted to
-``target = delta - 3 sqrt(delta / EPISODES)``: three standard errors of the held-out
-estimate below delta, so that the held-out Clopper-Pearson bound can reach delta), the
-Bayesian yardstick ``bayes_ttts(delta)`` (same sampling rule, constant threshold; also
-at the learned stop's target, the same error level), the
-GLR agents (T3C, EB-TC; Track-and-Stop at k = 1) and the LUCB family (LUCB, KL-LUCB,
-LUCB++, lil'RandLUCB) play the same :data:`EPISODES` held-out episodes (paired).
+:func:`target_of`), the Bayesian yardstick ``bayes_ttts(delta)`` (same sampling rule,
+constant threshold, checked before every pull; also at the learned stop's target, the
+same error level) play :data:`BAYES_EPISODES` held-out episodes, so that the learned
+stop's error bound and its paired differences with the yardstick are tight; the GLR
+agents (T3C, EB-TC; Track-and-Stop at k = 1) and the LUCB family (LUCB, KL-LUCB, LUCB++,
+lil'RandLUCB), slower per episode, play the first :data:`EPISODES` of them. Every
+comparison is paired on the episodes both agents played.
 
 The fitted boundaries ship in ``topk_bench/pretrained/learned-stopping/boundaries.json``;
 :func:`experiment_config` writes the experiment from it
 (``topk_bench/experiments/learned-stopping.toml`` is its output, checked by
 ``tests/test_learned_stopping.py``), so ``topk-bench run learned-stopping`` plays them
 without refitting. ``python -m topk_bench.learned_stopping train`` fits them again
-(:func:`agents.bayesian.learned_stop.train`, about 3-6 CPU-minutes per (k, seed)) and writes
+(:func:`agents.bayesian.learned_stop.train`, about 9-16 CPU-minutes per (k, seed)) and writes
 the JSON; ``config`` prints the TOML.
 """
 
@@ -35,10 +36,14 @@ __all__ = ["refit", "BOUNDARIES", "experiment_config", "target_of", "train_all"]
 #: The shipped boundaries.
 BOUNDARIES = Path(__file__).resolve().parent / "pretrained" / "learned-stopping" / "boundaries.json"
 N_ARMS, KS, DELTAS, SEEDS = 10, (1, 3), (0.1, 0.05), (0, 1, 2)
-#: Pull cap (truncation) and held-out episodes per point.
-CAP, EPISODES = 20_000, 2000
-#: Training episodes per (k, seed) and the recording floor of the posterior error.
-TRAIN_EPISODES, FLOOR = 800, 5e-4
+#: Pull cap (truncation); held-out episodes per point of the frequentist agents, and of
+#: the Bayesian ones (learned stops, posterior stops).
+CAP, EPISODES, BAYES_EPISODES = 20_000, 2000, 20_000
+#: Training episodes per (k, seed) (the boundary's shape), calibration episodes (its
+#: level) and the recording floor of the posterior error.
+TRAIN_EPISODES, CALIBRATION_EPISODES, FLOOR = 800, 2400, 5e-4
+#: Standard errors of the held-out error estimate between a fit's target and delta.
+TARGET_Z = 4.5
 _FREQUENTIST = (
     ("t3c", "T3C", "GLR"),
     ("eb_tc", "EB-TC", "GLR"),
@@ -50,16 +55,28 @@ _FREQUENTIST = (
 )
 
 
-def target_of(delta: float, episodes: int = EPISODES) -> float:
-    """The fit's target: three standard errors of an ``episodes``-episode estimate below
-    ``delta``, rounded to 4 decimals."""
-    return round(delta - 3.0 * math.sqrt(delta / episodes), 4)
+def target_of(delta: float, episodes: int = BAYES_EPISODES, z: float = TARGET_Z) -> float:
+    """The fit's target: ``z`` standard errors of an ``episodes``-episode estimate of an
+    error rate ``delta`` below ``delta``, rounded to 4 decimals.
+
+    The held-out Clopper-Pearson 95% upper bound lies about 2 standard errors above the
+    observed rate, so with ``z = 4.5`` it exceeds delta only if the observed rate exceeds
+    the target by 2.5 standard errors: probability about 0.6% per boundary when the
+    calibrated error equals the target (about 7% that one of the twelve does)."""
+    return round(delta - z * math.sqrt(delta / episodes), 4)
 
 
 def train_all(
-    seeds: Sequence[int] = SEEDS, *, episodes: int = TRAIN_EPISODES, cap: int = CAP
+    seeds: Sequence[int] = SEEDS,
+    *,
+    episodes: int = TRAIN_EPISODES,
+    calibration_episodes: int = CALIBRATION_EPISODES,
+    cap: int = CAP,
+    records: str | Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Fit every boundary of the experiment (:func:`agents.bayesian.learned_stop.train`)."""
+    """Fit every boundary of the experiment (:func:`agents.bayesian.learned_stop.train`);
+    ``records``: a directory that keeps the records (``rec-kK-sS.npz``), read when
+    present."""
     from dataclasses import asdict
 
     from agents.bayesian.learned_stop import train
@@ -69,7 +86,15 @@ def train_all(
         for seed in seeds:
             targets = [target_of(d) for d in DELTAS]
             fitted = train(
-                N_ARMS, k, targets=targets, seed=seed, cap=cap, floor=FLOOR, episodes=episodes
+                N_ARMS,
+                k,
+                targets=targets,
+                seed=seed,
+                cap=cap,
+                floor=FLOOR,
+                episodes=episodes,
+                calibration_episodes=calibration_episodes,
+                records=None if records is None else Path(records) / f"rec-k{k}-s{seed}.npz",
             )
             for delta, bnd in zip(DELTAS, fitted, strict=True):
                 entry = asdict(bnd)
@@ -96,7 +121,14 @@ def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]
                 }
             )
         for name, label, _ in _FREQUENTIST:
-            agents.append({"name": name, "label": _label(delta, label), "params": {"delta": delta}})
+            agents.append(
+                {
+                    "name": name,
+                    "label": _label(delta, label),
+                    "params": {"delta": delta},
+                    "runs": EPISODES,
+                }
+            )
     for bnd in boundaries:
         fit = bnd["fit"]
         agents.append(
@@ -157,7 +189,7 @@ def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]
             "arXiv:1705.06894 (lil'RandLUCB)."
         ),
         "metrics": ["pulls", "misidentified", "truncated"],
-        "runs": EPISODES,
+        "runs": BAYES_EPISODES,
         "x": "delta",
         "env": {
             "setting": "fixed_confidence",
@@ -180,7 +212,10 @@ def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
     training episodes (``--reduced``: tests the pipeline, not the fit)."""
     from topk_bench.run import fitted_json
 
-    fits = fitted_json(path, lambda: train_all(episodes=8, cap=2000) if quick else train_all())
+    fits = fitted_json(
+        path,
+        lambda: train_all(episodes=8, calibration_episodes=8, cap=2000) if quick else train_all(),
+    )
     return experiment_config(fits)
 
 
@@ -202,13 +237,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr = sub.add_parser("train", help="fit every boundary and write the JSON")
     tr.add_argument("--out", type=Path, default=BOUNDARIES)
     tr.add_argument("--episodes", type=int, default=TRAIN_EPISODES)
+    tr.add_argument("--calibration-episodes", type=int, default=CALIBRATION_EPISODES)
+    tr.add_argument("--records", type=Path, help="a directory that keeps the records")
     args = p.parse_args(argv)
     if args.cmd == "config":
         print(to_toml(experiment_config(json.loads(BOUNDARIES.read_text()))), end="")
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
-            json.dumps(train_all(episodes=args.episodes), indent=1, sort_keys=True) + "\n"
+            json.dumps(
+                train_all(
+                    episodes=args.episodes,
+                    calibration_episodes=args.calibration_episodes,
+                    records=args.records,
+                ),
+                indent=1,
+                sort_keys=True,
+            )
+            + "\n"
         )
     return 0
 

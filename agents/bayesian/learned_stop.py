@@ -29,7 +29,10 @@ experiments", 1959, trades the sample cost against the error in the same way).
   on the stopping rule, any boundary is then evaluated on the records exactly (its first
   crossing). :func:`fit_boundary` minimises the mean stopping time with the additive
   level of ``log delta_t`` set by bisection so that the mean ``eps`` at the stop equals
-  ``target``: a grid of rising shapes, then Nelder-Mead on the seven knot values.
+  ``target``: a grid of rising shapes, then Nelder-Mead on the seven knot values. The
+  level is then set again on independent calibration records (``train``'s
+  ``calibration_episodes``): the shape was chosen to stop early on the training records,
+  so on new episodes its error would exceed the target.
 
 The guarantee is prior-averaged: ``P(wrong) <= target`` over instances drawn from the
 prior (up to the fit's sampling error, which the held-out evaluation measures), weaker
@@ -71,10 +74,10 @@ KNOT_BASE, KNOTS = 4.0, 7
 #: Leader probability and resampling cap of the sampling rule (``bayes_ttts``' defaults).
 LEADER_PROB, MAX_RESAMPLES = 0.5, 100
 #: :class:`LearnedStop`'s default boundary: the one fitted for the ``learned-stopping``
-#: experiment to 10 arms, Beta(1, 1), k = 1, target 0.0788 (delta 0.1), training seed 0
+#: experiment to 10 arms, Beta(1, 1), k = 1, target 0.0899 (delta 0.1), training seed 0
 #: (``topk_bench/pretrained/learned-stopping/boundaries.json``).
 DEFAULT_KNOTS = (10, 40, 160, 640, 2560, 10240, 40960)
-DEFAULT_DELTAS = (0.008983, 0.007999, 0.031172, 0.150582, 0.529765, 2.064073, 7.527759)
+DEFAULT_DELTAS = (0.003203, 0.013587, 0.067484, 0.171222, 0.57112, 3.195165, 9.765039)
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ def record(
     cap: int,
     floor: float,
     episodes: int,
-    seed: int,
+    seed: int | tuple[int, ...],
     spacing: int = SPACING,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(eps, wrong)``, float32[episodes, checks] and bool: TTTS episodes of the family
@@ -225,16 +228,27 @@ def fit_boundary(
     a: float = 1.0,
     b: float = 1.0,
     max_evals: int = 600,
+    calibration: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Boundary:
     """The boundary of least mean stopping time with mean ``eps`` at the stop equal to
-    ``target`` on the records (:func:`record`), never below ``floor``."""
+    ``target`` on the records (:func:`record`), never below ``floor``.
+
+    ``calibration``: independent records ``(eps, wrong)`` of the same family. The shape
+    of the boundary is fitted on ``eps``, and its level is then set again so that the
+    mean ``eps`` at the stop equals ``target`` on the calibration records: the shape
+    is chosen to stop early on the training records, so its level set on them
+    underestimates the error on new episodes; the calibration records remove that
+    selection bias (``fit`` reports both sets)."""
     from scipy.optimize import minimize
 
     if not floor <= target < 1.0:
         raise ValueError(f"target={target!r} must lie in [floor={floor}, 1)")
     grid = check_times(cap, spacing)
-    if eps.shape != (eps.shape[0], grid.size) or wrong.shape != eps.shape:
-        raise ValueError(f"records {eps.shape} do not match {grid.size} checks of cap={cap}")
+    for name, rec in (("records", (eps, wrong)), ("calibration records", calibration)):
+        if rec is not None and (
+            rec[0].shape != (rec[0].shape[0], grid.size) or rec[1].shape != rec[0].shape
+        ):
+            raise ValueError(f"{name} {rec[0].shape} do not match {grid.size} checks of cap={cap}")
     knots = np.asarray([int(n * KNOT_BASE**j) for j in range(KNOTS)])
     lg, lk = np.log1p(grid), np.log1p(knots)
     rows = np.arange(eps.shape[0])
@@ -242,11 +256,12 @@ def fit_boundary(
     def levels(shape: np.ndarray, c: float) -> np.ndarray:  # the agent's delta_t exactly
         return np.exp(np.interp(lg, lk, np.maximum(c + shape, math.log(floor))))
 
-    def level_for(shape: np.ndarray) -> float:  # E[eps_tau] rises with c: bisection
+    def level_for(shape: np.ndarray, on: np.ndarray = eps) -> float:  # E[eps_tau] rises with c
         lo, hi = math.log(floor) - 1.0 - float(shape.max()), 1.0 - float(shape.min())
-        for _ in range(40):
+        at_row = np.arange(on.shape[0])
+        for _ in range(40):  # bisection
             c = 0.5 * (lo + hi)
-            if eps[rows, stop_on(eps, levels(shape, c))].mean() > target:
+            if on[at_row, stop_on(on, levels(shape, c))].mean() > target:
                 hi = c
             else:
                 lo = c
@@ -273,24 +288,34 @@ def fit_boundary(
         if res.fun < best_tau:
             best, best_tau = res.x, float(res.fun)
     shape = best
-    c = level_for(shape)
+    c = level_for(shape) if calibration is None else level_for(shape, calibration[0])
     at = stop_on(eps, levels(shape, c))
     deltas = np.maximum(np.exp(c + shape), floor)
+    fit: dict[str, Any] = {
+        "target": target,
+        "floor": floor,
+        "cap": cap,
+        "episodes": int(eps.shape[0]),
+        "mean_pulls": float(grid[at].mean()),
+        "mean_eps": float(eps[rows, at].mean()),
+        "error_rate": float(wrong[rows, at].mean()),
+    }
+    if calibration is not None:
+        ce, cw = calibration
+        c_at, c_rows = stop_on(ce, levels(shape, c)), np.arange(ce.shape[0])
+        fit.update(
+            calibration_episodes=int(ce.shape[0]),
+            calibration_mean_pulls=float(grid[c_at].mean()),
+            calibration_mean_eps=float(ce[c_rows, c_at].mean()),
+            calibration_error_rate=float(cw[c_rows, c_at].mean()),
+        )
     return Boundary(
         knots=tuple(int(t) for t in knots),
         deltas=tuple(float(d) for d in deltas),
         spacing=spacing,
         a=float(a),
         b=float(b),
-        fit={
-            "target": target,
-            "floor": floor,
-            "cap": cap,
-            "episodes": int(eps.shape[0]),
-            "mean_pulls": float(grid[at].mean()),
-            "mean_eps": float(eps[rows, at].mean()),
-            "error_rate": float(wrong[rows, at].mean()),
-        },
+        fit=fit,
     )
 
 
@@ -354,6 +379,38 @@ class LearnedStop(TopTwoThompson):
         )
 
 
+def _recorded(
+    path: str | Path | None,
+    n: int,
+    k: int,
+    *,
+    seed: int | tuple[int, ...],
+    episodes: int,
+    **kw: Any,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`record`'s ``(eps, wrong)`` and its CPU seconds, read from the ``.npz`` file
+    ``path`` when it exists (then checked to hold ``episodes`` episodes to the cap),
+    else recorded and written there."""
+    grid_size = check_times(kw["cap"]).size
+    if path is not None and Path(path).exists():
+        with np.load(path) as saved:
+            eps, wrong, cpu = saved["eps"], saved["wrong"], float(saved["cpu_s"])
+        if eps.shape != (episodes, grid_size):
+            raise ValueError(
+                f"{path}: records {eps.shape} are not {episodes} episodes to cap={kw['cap']}"
+            )
+        return eps, wrong, cpu
+    start = time.process_time()
+    eps, wrong = record(n, k, episodes=episodes, seed=seed, **kw)  # type: ignore[arg-type]
+    cpu = time.process_time() - start
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(path).with_suffix(".tmp.npz")
+        np.savez_compressed(tmp, eps=eps, wrong=wrong, cpu_s=cpu)
+        tmp.replace(path)
+    return eps, wrong, cpu
+
+
 def train(
     n: int,
     k: int,
@@ -365,33 +422,32 @@ def train(
     cap: int = 20_000,
     floor: float = 5e-4,
     episodes: int = 800,
+    calibration_episodes: int = 0,
     records: str | Path | None = None,
 ) -> list[Boundary]:
     """Record ``episodes`` TTTS episodes of the family (seeded by ``seed``) and fit one
-    boundary per target (:func:`fit_boundary`); ``fit`` records the CPU seconds.
+    boundary per target (:func:`fit_boundary`); with ``calibration_episodes`` > 0, record
+    that many more (seeded by ``(seed, 1)``: other episodes) and set each boundary's level
+    on them. ``fit`` records the CPU seconds.
 
-    ``records``: an ``.npz`` file that keeps the records (read instead of recording
-    again when it exists: the same family, seed and episodes)."""
-    start = time.process_time()
-    if records is not None and Path(records).exists():
-        with np.load(records) as saved:
-            eps, wrong, recorded = saved["eps"], saved["wrong"], float(saved["cpu_s"])
-        if eps.shape != (episodes, check_times(cap).size):
-            raise ValueError(
-                f"{records}: records {eps.shape} are not {episodes} episodes to cap={cap}"
-            )
-    else:
-        eps, wrong = record(n, k, a=a, b=b, cap=cap, floor=floor, episodes=episodes, seed=seed)
-        recorded = time.process_time() - start
-        if records is not None:
-            Path(records).parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(records).with_suffix(".tmp.npz")
-            np.savez_compressed(tmp, eps=eps, wrong=wrong, cpu_s=recorded)
-            tmp.replace(records)
+    ``records``: an ``.npz`` file that keeps the records, the calibration records in
+    ``NAME.calibration.npz`` beside it (read instead of recording again when they exist:
+    the same family, seed and episodes)."""
+    kw: dict[str, Any] = {"a": a, "b": b, "cap": cap, "floor": floor}
+    eps, wrong, recorded = _recorded(records, n, k, seed=seed, episodes=episodes, **kw)
+    calibration = None
+    if calibration_episodes > 0:
+        path = None if records is None else Path(records).with_suffix(".calibration.npz")
+        c_eps, c_wrong, c_cpu = _recorded(
+            path, n, k, seed=(seed, 1), episodes=calibration_episodes, **kw
+        )
+        calibration, recorded = (c_eps, c_wrong), recorded + c_cpu
     out = []
     for target in targets:
         t0 = time.process_time()
-        bnd = fit_boundary(eps, wrong, n=n, cap=cap, target=target, floor=floor, a=a, b=b)
+        bnd = fit_boundary(
+            eps, wrong, n=n, cap=cap, target=target, floor=floor, a=a, b=b, calibration=calibration
+        )
         fit = dict(bnd.fit or {})
         fit.update(
             n=n,
@@ -405,7 +461,7 @@ def train(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agents.bayesian.learned_stop --n 10 --k 1 --target 0.08 0.035 --seed 0``:
+    """``python -m agents.bayesian.learned_stop --n 10 --k 1 --target 0.0899 0.0429 --seed 0``:
     fit one boundary per target and print them as JSON."""
     p = argparse.ArgumentParser(
         prog="python -m agents.bayesian.learned_stop", description=main.__doc__
@@ -420,6 +476,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cap", type=int, default=20_000)
     p.add_argument("--floor", type=float, default=5e-4)
     p.add_argument("--episodes", type=int, default=800)
+    p.add_argument(
+        "--calibration-episodes",
+        type=int,
+        default=0,
+        help="more episodes on which the level of each boundary is set (0: none)",
+    )
     p.add_argument("--records", type=Path, help="an .npz file that keeps the records")
     args = p.parse_args(argv)
     out = train(
@@ -432,6 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cap=args.cap,
         floor=args.floor,
         episodes=args.episodes,
+        calibration_episodes=args.calibration_episodes,
         records=args.records,
     )
     print(json.dumps([asdict(bnd) for bnd in out], indent=2, sort_keys=True))
