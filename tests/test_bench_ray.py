@@ -4,8 +4,10 @@ when a worker is killed in the middle of a run."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
+import re
 from collections import Counter
 
 import pytest
@@ -106,3 +108,129 @@ def test_ray_killed_worker_is_retried_rows_exactly_once(tmp_path, monkeypatch):
     a = read_results(tmp_path / "process").drop(columns=list(TIMING_COLUMNS))
     b = read_results(out).drop(columns=list(TIMING_COLUMNS))
     assert a.equals(b)
+
+
+TRAINED = {
+    "name": "ray-train-test",
+    "metrics": ["aggregate_regret"],
+    "runs": 3,
+    "env": {
+        "instance": "beta-random",
+        "instance_params": {"a": 5.0, "b": 5.0},
+        "n_arms": 4,
+        "k": 2,
+        "budget": 16,
+    },
+    "train": [
+        {
+            "model": "std",
+            "env_id": "TopK-v0",
+            "env": {
+                "instance": "beta-random",
+                "instance_params": {"a": 5.0, "b": 5.0},
+                "n_arms": 4,
+                "k": 2,
+                "budget": 16,
+            },
+            "timesteps": 64,
+            "num_envs": 2,
+            "eval_episodes": 4,
+            "algo_kwargs": {"n_steps": 16, "batch_size": 32, "n_epochs": 1},
+        }
+    ],
+    "agents": [{"name": "trained:std", "label": "PPO"}, {"name": "uniform"}],
+    "points": [
+        {"label": "one", "env": {"batch_size": 1, "repeat_limit": 1}, "agents": ["PPO", "uniform"]}
+    ],
+}
+
+
+def _sidecar(out) -> dict:
+    from topk_bench.models import model_path
+
+    return json.loads(model_path(out, "std").with_suffix(".json").read_text())
+
+
+@pytest.mark.ray
+def test_ray_trains_each_model_as_a_task(tmp_path, monkeypatch):
+    """``--backend ray`` (a local instance it starts) trains the model as a Ray task and
+    writes it here: the same parameters, validation and rows as a local training."""
+    pytest.importorskip("ray")
+    pytest.importorskip("stable_baselines3")
+    import torch
+    from stable_baselines3 import PPO
+
+    from topk_bench.models import model_path
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    exp = load(TRAINED)
+    run_experiment(exp, tmp_path / "process", jobs=1, progress=False)
+    report = run_experiment(exp, tmp_path / "ray", backend="ray", jobs=2, progress=False)
+    assert report.ran == 2 * 3
+    assert not list(model_path(tmp_path / "ray", "std").parent.glob(".tmp-*"))
+    log = model_path(tmp_path / "ray", "std").with_suffix(".log").read_text()
+    where = re.search(r"trained on .* \(pid (\d+)\), files sent back", log)
+    assert where and int(where.group(1)) != os.getpid()  # a Ray worker trained it
+    a, b = _sidecar(tmp_path / "process"), _sidecar(tmp_path / "ray")
+    assert a["bench"] == b["bench"]
+    untimed = [
+        [{k: v for k, v in e.items() if k != "seconds"} for e in side["training"]["evaluations"]]
+        for side in (a, b)
+    ]
+    assert untimed[0] == untimed[1] and len(untimed[0]) == 1
+    pa = PPO.load(model_path(tmp_path / "process", "std"), device="cpu").policy.state_dict()
+    pb = PPO.load(model_path(tmp_path / "ray", "std"), device="cpu").policy.state_dict()
+    assert all(torch.equal(pa[name], pb[name]) for name in pa)
+    drop = [*TIMING_COLUMNS, "agent_name"]  # (agent_name holds the model's path)
+    rows_a = read_results(tmp_path / "process").drop(columns=drop)
+    rows_b = read_results(tmp_path / "ray").drop(columns=drop)
+    assert rows_a.equals(rows_b)
+
+
+class _InlineBackend:
+    """RayBackend's interface (``session``, ``stream``) run in this process."""
+
+    @contextlib.contextmanager
+    def session(self, modules=()):
+        yield {}
+
+    def stream(self, fn, queue, options, describe, extra=()):
+        while queue:
+            item = queue.pop()
+            yield item, fn(item, *extra)
+
+
+def test_returned_models_are_written_as_they_arrive(tmp_path, monkeypatch):
+    """The files of a task's training land in OUT/models, the log appended to an earlier
+    attempt's, the .zip written last; the scratch directory is gone."""
+    from topk_bench import models
+
+    scratch_dirs = []
+
+    def fake_train(spec, experiment, out, base_seed, progress, queue=None):
+        path = models.model_path(out, spec.model)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch_dirs.append(path.parent)
+        path.with_suffix(".log").write_text("trained 64 steps\n")
+        path.with_suffix(".json").write_text("{}")
+        path.write_bytes(b"model")
+        return spec.model, 1.5, "trained 64 steps"
+
+    monkeypatch.setattr(models, "_train_one", fake_train)
+    written = []
+    real_replace = os.replace
+    monkeypatch.setattr(
+        models.os, "replace", lambda a, b: (written.append(os.path.basename(b)), real_replace(a, b))
+    )
+    exp = load(TRAINED)
+    log = models.model_path(tmp_path, "std").with_suffix(".log")
+    log.parent.mkdir(parents=True)
+    log.write_text("an interrupted attempt\n")
+    got = models.train_missing(exp.train, exp.name, tmp_path, progress=False, ray=_InlineBackend())
+    assert got == ["std"]
+    assert models.model_path(tmp_path, "std").read_bytes() == b"model"
+    lines = log.read_text().splitlines()
+    assert lines[:2] == ["an interrupted attempt", "trained 64 steps"]
+    assert lines[2].startswith("trained on ") and len(lines) == 3
+    assert written == ["std.json", "std.zip"]
+    assert scratch_dirs and not scratch_dirs[0].exists()

@@ -383,3 +383,31 @@ def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
     assert len(values) == 2 and best["value"] == min(values)
     assert best["params"] == study.trials[values.index(min(values))].params
     assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}
+
+
+@pytest.mark.parametrize("task", ["one-pull", "misid"])
+def test_maskable_ppo_is_ppo_where_every_action_is_valid(task) -> None:
+    """On the ``TopK-v0`` tasks every action is valid while sampling, so MaskablePPO
+    takes PPO's updates and draws: the same seed trains the same parameters up to
+    float32 rounding (its masked log-probabilities take other operations; why the tuning
+    searches MaskablePPO on the batch tasks only, docs/experiments/rl-baselines.md). A
+    mask that excluded an action moves them apart (masking the stop action: by 3.6e-3)."""
+    import torch
+
+    from agents.learned.training import TrainConfig, train
+
+    params = {}
+    for algo in ("ppo", "maskable_ppo"):
+        config = TrainConfig(
+            task,
+            algo=algo,
+            total_timesteps=128,
+            num_envs=2,
+            seed=7,
+            algo_kwargs={"n_steps": 32, "batch_size": 32, "n_epochs": 2},
+            eval_episodes=0,
+        )
+        params[algo] = train(config, log=None).model.policy.state_dict()
+    assert params["ppo"].keys() == params["maskable_ppo"].keys()
+    for name, value in params["ppo"].items():
+        assert torch.allclose(value, params["maskable_ppo"][name], rtol=0.0, atol=1e-6), name

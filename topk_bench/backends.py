@@ -17,8 +17,9 @@ keep only ``2 * jobs`` chunks in flight.
   never rerun, so every episode gives exactly one row.
 * :class:`RayBackend` (``--backend ray``): one Ray task per chunk on a running cluster
   (``address``) or a local instance started (and stopped) here; Ray reruns the task of
-  a dead worker (``retries`` times, then a :class:`BackendError`). Ray is optional:
-  ``pip install 'topk-bandit-envs[ray]'``.
+  a dead worker (``retries`` times, then a :class:`BackendError`). Its ``session`` and
+  ``stream`` also run an experiment's trainings as tasks (:mod:`topk_bench.models`).
+  Ray is optional: ``pip install 'topk-bandit-envs[ray]'``.
 
 Third-party agents: workers build them from their ``module:Class``
 (:attr:`~topk_bench.episodes.Chunk.agent_target`), so a name given to
@@ -48,7 +49,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -62,6 +63,7 @@ __all__ = [
     "ProcessBackend",
     "RayBackend",
     "SerialBackend",
+    "TaskList",
     "default_jobs",
     "make_backend",
 ]
@@ -372,11 +374,15 @@ class RayBackend:
         exc = self.ray.exceptions
         return tuple(getattr(exc, n) for n in names if hasattr(exc, n))
 
-    def run(self, chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, Rows]]:
+    @contextlib.contextmanager
+    def session(self, modules: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+        """Ray for the tasks of one phase: the instance this process initialised, else
+        ``address`` (or a local instance, stopped at the end). Yields the task options:
+        in a job the caller started, ``modules``' directories on the workers'
+        ``PYTHONPATH`` (:func:`local_agent_modules`)."""
         ray = self.ray
         started = False
         options: dict[str, Any] = {}
-        modules = local_agent_modules(chunks)
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"address": self.address, "include_dashboard": False}
             if self.address is None:
@@ -385,7 +391,7 @@ class RayBackend:
                 if self.jobs:
                     kwargs["num_cpus"] = self.jobs
             if modules:  # uploaded to the cluster, on every worker's path
-                kwargs["runtime_env"] = {"py_modules": modules}
+                kwargs["runtime_env"] = {"py_modules": list(modules)}
             ray.init(**kwargs)
             started = True
         elif modules:
@@ -397,38 +403,79 @@ class RayBackend:
             inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
             path = os.pathsep.join(dict.fromkeys([*dirs, *inherited]))
             options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
-        remote = ray.remote(num_cpus=1, max_retries=self.retries, **options)(run_task)
+        try:
+            yield options
+        finally:
+            if started:
+                ray.shutdown()
+
+    def stream(
+        self,
+        fn: Any,
+        queue: Any,
+        options: Mapping[str, Any],
+        describe: Any,
+        extra: tuple[Any, ...] = (),
+    ) -> Iterator[tuple[Any, Any]]:
+        """``fn(item, *extra)`` for every item ``queue.pop()`` hands out, as Ray tasks (one
+        CPU each, at most twice ``jobs`` or the cluster's CPUs in flight); yields ``(item,
+        result)`` as they finish, after ``queue.record(item, result)``. A task whose worker
+        died ``retries + 1`` times is a :class:`BackendError` naming ``describe(item)``;
+        closing the generator cancels the tasks in flight."""
+        ray = self.ray
+        remote = ray.remote(num_cpus=1, max_retries=self.retries, **options)(fn)
         lost = self._lost()
         limit = self.jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
         limit = max(limit * 2, 2)  # keep every CPU busy while results travel back
-        queue = ChunkQueue(chunks)
-        refs: dict[Any, Chunk] = {}
+        refs: dict[Any, Any] = {}
         try:
             while queue or refs:
                 while queue and len(refs) < limit:
-                    chunk = queue.pop()
-                    refs[remote.remote(chunk)] = chunk
+                    item = queue.pop()
+                    refs[remote.remote(item, *extra)] = item
                 ready, _ = ray.wait(list(refs), num_returns=1)
                 for ref in ready:
-                    chunk = refs.pop(ref)
+                    item = refs.pop(ref)
                     try:
-                        rows = ray.get(ref)
+                        result = ray.get(ref)
                     except lost as err:
                         raise BackendError(
-                            f"the Ray worker running chunk {chunk.point!r}/{chunk.agent!r} "
-                            f"runs {chunk.runs[0]}..{chunk.runs[-1]} died "
+                            f"the Ray worker running {describe(item)} died "
                             f"{self.retries + 1} times (killed, or out of memory; "
                             f"{self.retries} retries allowed): {type(err).__name__}. "
-                            f"Finished episodes are saved: rerun the same command to resume"
+                            f"Finished work is saved: rerun the same command to resume"
                         ) from err
-                    queue.record(chunk, rows)
-                    yield chunk, rows
+                    queue.record(item, result)
+                    yield item, result
         finally:
             for ref in refs:
                 with contextlib.suppress(Exception):  # best effort on shutdown
                     ray.cancel(ref, force=True)
-            if started:
-                ray.shutdown()
+
+    def run(self, chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, Rows]]:
+        with self.session(local_agent_modules(chunks)) as options:
+            yield from self.stream(
+                run_task,
+                ChunkQueue(chunks),
+                options,
+                lambda c: f"chunk {c.point!r}/{c.agent!r} runs {c.runs[0]}..{c.runs[-1]}",
+            )
+
+
+class TaskList:
+    """A queue for :meth:`RayBackend.stream` that hands out ``items`` in order."""
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        self._items = list(items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def pop(self) -> Any:
+        return self._items.pop(0)
+
+    def record(self, item: Any, result: Any) -> None:
+        """(Nothing to learn.)"""
 
 
 def make_backend(name: str, jobs: int | None = None, address: str | None = None) -> Any:

@@ -47,8 +47,14 @@ table with the same training seed (the sidecar's ``bench`` entry records both), 
 ``topk-bench run`` plays the shipped models at once; ``--retrain`` (``retrain=True``)
 trains anew. A changed table (or ``--seed``, or reduced mode) trains anew as well.
 
-With ``--backend ray`` models are trained on this machine; workers on other machines
-must see the results directory at the same path (a shared file system).
+With ``--backend ray`` every training is a Ray task (one CPU, like an episode chunk):
+the worker trains in a scratch directory of its machine and sends the model's files
+back, and this process writes each model to ``OUT/models`` when it arrives, so an
+interrupted run keeps every finished model and a rerun trains only the missing ones. A
+worker killed during a training trains it again (Ray's retries); the same seed and step
+count give the same model. Playing the learned agents' episodes on other machines needs
+the results directory at the same path there (a shared file system): their agents load
+``OUT/models/MODEL.zip``.
 """
 
 from __future__ import annotations
@@ -489,13 +495,17 @@ def train_missing(
     log: Callable[[str], None] | None = None,
     retrain: bool = False,
     pretrained: Path | None = None,
+    ray: Any = None,
 ) -> list[str]:
     """Train the models of ``specs`` that ``out`` does not hold; return their names.
 
     A model shipped for this experiment and trained from the same table and seed
     (:func:`shipped_model`; ``pretrained`` overrides :data:`PRETRAINED_DIR`) is copied
     instead, unless ``retrain``. Up to ``jobs`` models train at once, each in its own
-    process (one torch thread).
+    process (one torch thread); with ``ray`` (a :class:`~topk_bench.backends.RayBackend`)
+    each model is a Ray task instead (one CPU), trained in the worker's scratch directory
+    and written to ``out`` by this process when it comes back (:func:`_train_returned`).
+    Either way each model is saved as soon as its training finishes.
     """
     say = log or (lambda msg: print(msg, file=sys.stderr))
     todo = [s for s in specs if not model_path(out, s.model).exists()]
@@ -528,7 +538,9 @@ def train_missing(
             f"steps, {spec.num_envs} envs (log: {model_path(out, spec.model).with_suffix('.log')})"
         )
     workers = max(1, min(jobs, len(todo)))
-    if workers == 1:
+    if ray is not None:
+        results = _train_on_ray(ray, todo, experiment, str(out), base_seed, progress)
+    elif workers == 1:
         results = [_train_one(s, experiment, str(out), base_seed, progress) for s in todo]
     else:
         results = _train_parallel(todo, experiment, str(out), base_seed, workers, progress)
@@ -576,6 +588,76 @@ def _train_parallel(
         finally:
             if bar is not None:
                 bar.close()
+
+
+def _train_returned(
+    spec: TrainSpec, experiment: str, base_seed: int
+) -> tuple[str, float, str, dict[str, bytes]]:
+    """:func:`_train_one` in a scratch directory of the machine it runs on; returns its
+    result and the files it wrote (model, sidecar, log, and with ``keep_best`` the final
+    model) as bytes: a Ray worker on another machine needs no shared file system."""
+    import socket
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="topk-train-") as scratch:
+        model, seconds, last = _train_one(spec, experiment, scratch, base_seed, False)
+        folder = model_path(scratch, spec.model).parent
+        with open(model_path(scratch, spec.model).with_suffix(".log"), "a") as log:
+            log.write(f"trained on {socket.gethostname()} (pid {os.getpid()}), files sent back\n")
+        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    return model, seconds, last, files
+
+
+def _keep_files(out: str, model: str, files: Mapping[str, bytes]) -> None:
+    """Write the files of :func:`_train_returned` into ``out``'s models: the log appended
+    to any earlier one, the others under a temporary name and renamed, the model's
+    ``.zip`` last (it marks a complete model)."""
+    final = model_path(out, model)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    for name in sorted(files, key=lambda n: n == final.name):
+        target = final.parent / name
+        if name.endswith(".log"):
+            with open(target, "ab") as log:
+                log.write(files[name])
+            continue
+        tmp = target.with_name(f".tmp-{name}")
+        tmp.write_bytes(files[name])
+        os.replace(tmp, target)
+
+
+def _train_on_ray(
+    backend: Any,
+    todo: Sequence[TrainSpec],
+    experiment: str,
+    out: str,
+    base_seed: int,
+    progress: bool,
+) -> list[tuple[str, float, str]]:
+    """Train ``todo`` as tasks of ``backend`` (:class:`~topk_bench.backends.RayBackend`);
+    each model is written to ``out`` as it comes back (the bar counts finished models'
+    steps)."""
+    from topk_bench.backends import TaskList
+
+    bar = _bar(sum(s.timesteps for s in todo), progress)
+    results = []
+    try:
+        with backend.session() as options:
+            tasks = backend.stream(
+                _train_returned,
+                TaskList(todo),
+                options,
+                lambda s: f"the training of model {s.model!r}",
+                extra=(experiment, base_seed),
+            )
+            for spec, (model, seconds, last, files) in tasks:
+                _keep_files(out, model, files)
+                results.append((model, seconds, last))
+                if bar is not None:
+                    bar.update(spec.timesteps)
+    finally:
+        if bar is not None:
+            bar.close()
+    return results
 
 
 def _bar(total: int, enabled: bool) -> Any:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from topk_bench import seeds
-from topk_bench.backends import make_backend
+from topk_bench.backends import RayBackend, make_backend
 from topk_bench.config import ConfigError, Experiment
 from topk_bench.episodes import Chunk
 from topk_bench.models import TRAINED_PREFIX, model_path, resolve_agent, train_missing
@@ -191,7 +191,14 @@ def run_experiment(
         n_jobs = getattr(runner, "jobs", None) or jobs or 1
         if exp.train:
             exp = _with_models(
-                exp, out, done, jobs or os.cpu_count() or 1, base_seed, progress, retrain
+                exp,
+                out,
+                done,
+                jobs or os.cpu_count() or 1,
+                base_seed,
+                progress,
+                retrain,
+                ray=runner if isinstance(runner, RayBackend) else None,
             )
         chunks = plan_chunks(
             exp, base_seed=base_seed, done=done, chunk_size=chunk_size, jobs=n_jobs
@@ -264,6 +271,7 @@ def _with_models(
     base_seed: int,
     progress: bool,
     retrain: bool = False,
+    ray: RayBackend | None = None,
 ) -> Experiment:
     """Train (or copy shipped) models ``exp`` declares that ``out`` lacks and some point
     plays (a reduced run plays a subset); point agents at them."""
@@ -287,6 +295,7 @@ def _with_models(
         base_seed=base_seed,
         progress=progress,
         retrain=retrain,
+        ray=ray,
     )
     agents = tuple(
         dataclasses.replace(a, name=resolve_agent(a.name, exp.train, out)) for a in exp.agents
