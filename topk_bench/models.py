@@ -59,6 +59,7 @@ the results directory at the same path there (a shared file system): their agent
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -649,11 +650,12 @@ def _train_on_ray(
                 lambda s: f"the training of model {s.model!r}",
                 extra=(experiment, base_seed),
             )
-            for spec, (model, seconds, last, files) in tasks:
-                _keep_files(out, model, files)
-                results.append((model, seconds, last))
-                if bar is not None:
-                    bar.update(spec.timesteps)
+            with contextlib.closing(tasks):  # (an error here cancels the tasks in flight)
+                for spec, (model, seconds, last, files) in tasks:
+                    _keep_files(out, model, files)
+                    results.append((model, seconds, last))
+                    if bar is not None:
+                        bar.update(spec.timesteps)
     finally:
         if bar is not None:
             bar.close()
