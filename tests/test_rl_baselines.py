@@ -296,6 +296,26 @@ def test_report_of_a_partial_directory(tmp_path) -> None:
     assert "IQM of normalised scores" in text
 
 
+def test_episode_times_group_seeds_and_keep_warm_up_apart() -> None:
+    df = pd.DataFrame(
+        {
+            "point": ["one-pull"] * 5 + ["misid"],
+            "agent": ["ppo-one-pull-s0", "ppo-one-pull-s0", "ppo-one-pull-s1", "uniform",
+                      "ppo-one-pull-s0-tuned", "uniform"],
+            "wall_time": [2.0, 0.5, 0.25, 0.125, 1.0, 0.0625],
+            "warmup": [True, False, False, False, True, True],
+        }
+    )  # fmt: skip
+    times = rl_baselines.episode_times(df).set_index(["agent", "task"])
+    assert times.loc[("ppo", "one-pull")].tolist() == [3, 2.75, 2.0]
+    assert times.loc[("ppo (tuned)", "one-pull")].tolist() == [1, 1.0, 1.0]
+    assert times.loc[("uniform", "one-pull")].tolist() == [1, 0.125, 0.0]
+    assert times.loc[("uniform", "misid")].tolist() == [1, 0.0625, 0.0625]
+    text = "\n".join(rl_baselines._episode_time_lines(df))
+    assert "6 held-out episodes in 4 s" in text and "3 s of which in warm-up" in text
+    assert "| ppo | 916.7 | - |" in text and "| uniform | 125.0 | 62.5 |" in text
+
+
 def test_report_and_curves_before_any_episode(tmp_path) -> None:
     from topk_bench.store import ResultStore
 

@@ -78,6 +78,7 @@ import numpy as np
 __all__ = [
     "ALGOS",
     "anchors",
+    "episode_times",
     "experiment_config",
     "format_tables",
     "mean_curve",
@@ -684,9 +685,10 @@ def _tasks_in_order(tasks: Any) -> list[str]:
 
 def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) -> str:
     """The results of an rl-baselines directory as Markdown: models present and their
-    training CPU time, the normalisation anchors per task, the aggregate (IQM) and
-    per-task normalised scores, and the raw scores with paired intervals. Works on a
-    partial directory: it says what is missing and tables what exists."""
+    training CPU time, the held-out episodes' time, the normalisation anchors per task,
+    the aggregate (IQM) and per-task normalised scores, and the raw scores with paired
+    intervals. Works on a partial directory: it says what is missing and tables what
+    exists."""
     from topk_bench.store import read_results
 
     models = model_table(out)
@@ -725,6 +727,8 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
         )
         lines += ["", f"Missing models ({len(missing)}): {shown}."]
     df = read_results(out)
+    if not df.empty:
+        lines += _episode_time_lines(df)
     lines += ["", "### Scores", ""]
     if df.empty:
         lines.append("No held-out episodes yet: no score table.")
@@ -791,6 +795,71 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
             f"{r.vs_uniform_hw:.4f} | {r.vs_best:+.4f} ± {r.vs_best_hw:.4f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def episode_times(df: Any) -> Any:
+    """The time of the held-out episodes of a results frame, by algorithm (a learned
+    algorithm's seeds together, :func:`_label`) or reference agent and task: columns
+    ``agent``, ``task``, ``episodes``, ``seconds`` (the episodes' ``wall_time`` in their
+    worker, one episode at a time per worker: about their CPU time) and ``warmup`` (the
+    part spent in warm-up episodes, the first an agent plays in a worker: it also loads
+    the model or compiles the agent's code)."""
+    import pandas as pd
+
+    warm = df["warmup"].fillna(False).astype(bool) if "warmup" in df else False
+    frame = pd.DataFrame(
+        {
+            "agent": [_label(m) if (m := _NAME.match(a)) else a for a in df["agent"].astype(str)],
+            "task": df["point"].astype(str),
+            "seconds": df["wall_time"].astype(float),
+        }
+    )
+    frame["warmup"] = frame["seconds"].where(warm, 0.0)
+    out = frame.groupby(["agent", "task"], sort=False).agg(
+        episodes=("seconds", "size"), seconds=("seconds", "sum"), warmup=("warmup", "sum")
+    )
+    return out.reset_index()
+
+
+def _episode_time_lines(df: Any) -> list[str]:
+    """The report's episode-time section: totals, then ms per episode by agent and task."""
+    if "wall_time" not in df or df["wall_time"].isna().all():
+        return []
+    times = episode_times(df)
+    total, warm = times["seconds"].sum(), times["warmup"].sum()
+    tasks = _tasks_in_order(times["task"])
+    lines = [
+        "",
+        "### Episode time",
+        "",
+        f"{int(times['episodes'].sum()):,} held-out episodes in {total:,.0f} s = "
+        f"{total / 3600:.2f} CPU-hours (each episode's time in its worker, one at a time "
+        f"per worker), {warm:,.0f} s of which in warm-up episodes (the first an agent "
+        "plays in a worker: it also loads the model or compiles the agent). Mean ms per "
+        "episode, warm-up included:",
+        "",
+        "| agent | " + " | ".join(tasks) + " |",
+        "| --- " * (len(tasks) + 1) + "|",
+    ]
+    table = times.set_index(["agent", "task"])
+    seen = list(dict.fromkeys(times["agent"]))
+
+    def order(agent: str) -> tuple[int, int, int]:  # the learned first, as ALGOS
+        base = agent.removesuffix(" (tuned)")
+        if base in ALGOS:
+            return (0, ALGOS.index(base), agent != base)
+        return (1, seen.index(agent), 0)
+
+    for agent in sorted(seen, key=order):
+        cells = []
+        for task in tasks:
+            if (agent, task) in table.index:
+                row = table.loc[(agent, task)]
+                cells.append(f"{1000 * row['seconds'] / row['episodes']:.1f}")
+            else:
+                cells.append("-")
+        lines.append(f"| {agent} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def plot_curves(
