@@ -110,28 +110,23 @@ def test_ray_killed_worker_is_retried_rows_exactly_once(tmp_path, monkeypatch):
     assert a.equals(b)
 
 
+FAMILY = {
+    "instance": "beta-random",
+    "instance_params": {"a": 5.0, "b": 5.0},
+    "n_arms": 4,
+    "k": 2,
+    "budget": 16,
+}
 TRAINED = {
     "name": "ray-train-test",
     "metrics": ["aggregate_regret"],
     "runs": 3,
-    "env": {
-        "instance": "beta-random",
-        "instance_params": {"a": 5.0, "b": 5.0},
-        "n_arms": 4,
-        "k": 2,
-        "budget": 16,
-    },
+    "env": dict(FAMILY),
     "train": [
         {
             "model": "std",
             "env_id": "TopK-v0",
-            "env": {
-                "instance": "beta-random",
-                "instance_params": {"a": 5.0, "b": 5.0},
-                "n_arms": 4,
-                "k": 2,
-                "budget": 16,
-            },
+            "env": dict(FAMILY),
             "timesteps": 64,
             "num_envs": 2,
             "eval_episodes": 4,
