@@ -49,7 +49,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -411,10 +411,10 @@ class RayBackend:
 
     def stream(
         self,
-        fn: Any,
-        queue: Any,
+        fn: Callable[..., Any],
+        queue: ChunkQueue | TaskList,
         options: Mapping[str, Any],
-        describe: Any,
+        describe: Callable[[Any], str],
         extra: tuple[Any, ...] = (),
     ) -> Iterator[tuple[Any, Any]]:
         """``fn(item, *extra)`` for every item ``queue.pop()`` hands out, as Ray tasks (one
