@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 import pytest
+from _tiny_learned import FAMILY, TINY
 
 from topk_bench.backends import KILL_ENV, BackendError, RayBackend
 from topk_bench.config import load
@@ -110,13 +111,6 @@ def test_ray_killed_worker_is_retried_rows_exactly_once(tmp_path, monkeypatch):
     assert a.equals(b)
 
 
-FAMILY = {
-    "instance": "beta-random",
-    "instance_params": {"a": 5.0, "b": 5.0},
-    "n_arms": 4,
-    "k": 2,
-    "budget": 16,
-}
 TRAINED = {
     "name": "ray-train-test",
     "metrics": ["aggregate_regret"],
@@ -130,7 +124,7 @@ TRAINED = {
             "timesteps": 64,
             "num_envs": 2,
             "eval_episodes": 4,
-            "algo_kwargs": {"n_steps": 16, "batch_size": 32, "n_epochs": 1},
+            "algo_kwargs": dict(TINY),
         }
     ],
     "agents": [{"name": "trained:std", "label": "PPO"}, {"name": "uniform"}],

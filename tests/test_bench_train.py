@@ -11,6 +11,8 @@ from gymnasium.utils import seeding
 
 pytest.importorskip("stable_baselines3")
 
+from _tiny_learned import FAMILY, TINY  # noqa: E402
+
 import agents  # noqa: E402
 from topk_bench import models, seeds  # noqa: E402
 from topk_bench.config import load  # noqa: E402
@@ -18,15 +20,6 @@ from topk_bench.episodes import make_agent, make_env  # noqa: E402
 from topk_bench.run import run_experiment  # noqa: E402
 from topk_bench.schema import ConfigError  # noqa: E402
 from topk_bench.store import StoreError, read_results  # noqa: E402
-
-FAMILY = {
-    "instance": "beta-random",
-    "instance_params": {"a": 5.0, "b": 5.0},
-    "n_arms": 4,
-    "k": 2,
-    "budget": 16,
-}
-TINY = {"n_steps": 16, "batch_size": 32, "n_epochs": 1}
 
 
 def config(**over):

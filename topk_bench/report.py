@@ -31,7 +31,7 @@ from typing import Any
 
 from topk_bench.compare import HIGHER_IS_BETTER, CompareError, Comparison, compare
 
-__all__ = ["build_report", "describe_source", "write_report"]
+__all__ = ["build_report", "describe_source", "warmup_flags", "write_report"]
 
 PACKAGES = (
     "topk-bandit-envs",
@@ -433,6 +433,14 @@ def _comparison_section(comp: Comparison) -> str:
     return "\n".join(parts)
 
 
+def warmup_flags(df: Any) -> Any:
+    """Which rows of a results frame are warm-up episodes (the first an agent plays in a
+    worker process); all ``False`` for results written before the ``warmup`` column."""
+    if "warmup" in df.columns:
+        return df["warmup"].fillna(False).astype(bool)
+    return df["wall_time"] != df["wall_time"]  # all False
+
+
 def _cpu_time_table(df: Any, manifest: Mapping[str, Any]) -> str:
     """Play time per agent, with the first episode of an agent in a process kept apart.
 
@@ -440,11 +448,7 @@ def _cpu_time_table(df: Any, manifest: Mapping[str, Any]) -> str:
     can take seconds where an episode takes a millisecond; results written before the
     ``warmup`` column existed show every episode as play time.
     """
-    if "warmup" in df.columns:
-        warmup = df["warmup"].fillna(False).astype(bool)
-    else:
-        warmup = df["wall_time"] != df["wall_time"]  # all False
-    timed = df.assign(_warmup=warmup)
+    timed = df.assign(_warmup=warmup_flags(df))
     order = [a["label"] for a in manifest.get("agents", []) if a["label"] in set(df["agent"])]
     order += [a for a in df["agent"].unique() if a not in order]
     rows = []

@@ -282,6 +282,12 @@ def _label(match: re.Match[str]) -> str:
     return match["algo"] + (" (tuned)" if match["tuned"] else "")
 
 
+def _algo_of(name: str) -> str:
+    """The algorithm label of a model name (:func:`_label`), else the name itself."""
+    m = _NAME.match(name)
+    return _label(m) if m else name
+
+
 def task_scores(df: Any) -> Any:
     """Mean episode score (lower is better) per (task, agent) of an rl-baselines results
     frame: a DataFrame with columns ``task``, ``agent``, ``score``, ``episodes``."""
@@ -357,7 +363,7 @@ def score_table(
                 {
                     "task": task,
                     "agent": agent,
-                    "algo": _label(m) if m else agent,
+                    "algo": _algo_of(agent),
                     "learned": m is not None,
                     "seed": int(m["seed"]) if m else -1,
                     "score": score,
@@ -459,7 +465,7 @@ def model_table(out: str | os.PathLike[str]) -> Any:
             {
                 "model": model,
                 "task": task,
-                "algo": _label(m) if m else model,
+                "algo": _algo_of(model),
                 "seed": int(m["seed"]) if m else -1,
                 "present": path.exists(),
                 "cpu_seconds": float(info.get("cpu_seconds", math.nan)),
@@ -635,8 +641,7 @@ def paired_table(df: Any) -> Any:
         wide = group.pivot(index="run", columns="agent", values="score")
         labels: dict[str, list[str]] = {}
         for agent in wide.columns:
-            m = _NAME.match(agent)
-            labels.setdefault(_label(m) if m else agent, []).append(agent)
+            labels.setdefault(_algo_of(agent), []).append(agent)
         for label, agents in labels.items():
             if label == "uniform":
                 continue
@@ -806,10 +811,12 @@ def episode_times(df: Any) -> Any:
     the model or compiles the agent's code)."""
     import pandas as pd
 
-    warm = df["warmup"].fillna(False).astype(bool) if "warmup" in df else False
+    from topk_bench.report import warmup_flags
+
+    warm = warmup_flags(df)
     frame = pd.DataFrame(
         {
-            "agent": [_label(m) if (m := _NAME.match(a)) else a for a in df["agent"].astype(str)],
+            "agent": [_algo_of(a) for a in df["agent"].astype(str)],
             "task": df["point"].astype(str),
             "seconds": df["wall_time"].astype(float),
         }
