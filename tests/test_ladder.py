@@ -14,10 +14,12 @@ from gymnasium.utils.env_checker import check_env
 import agents
 import bandit_envs  # noqa: F401  (registers the ids)
 from agents.learned.families import (
+    FIXED_CONFIDENCE_STOP_DELTA,
     LADDER,
     PRESETS,
     evaluation_env,
     reference_agents,
+    reference_label,
     space_text,
     task_of,
     training_kwargs,
@@ -125,6 +127,30 @@ def test_reference_agents_play_their_task(task: str, agent: str, params: dict) -
 def test_reference_agents_get_the_prior() -> None:
     refs = dict(reference_agents(LADDER["one-pull"]))
     assert refs["kg"] == {"a": 5.0, "b": 5.0} and refs["uniform"] == {}
+    labels = [reference_label(a, p) for a, p in reference_agents(LADDER["fixed-confidence"])]
+    assert labels[-2:] == ["bayes_ttts (prior)", "bayes_ttts (prior, delta=0.7)"]
+    assert reference_agents(LADDER["fixed-confidence"])[-1] == (
+        "bayes_ttts",
+        {"a": 5.0, "b": 5.0, "delta": FIXED_CONFIDENCE_STOP_DELTA},
+    )
+    assert len(set(labels)) == len(labels)  # a label names one agent of the point
+    assert reference_label("lucb", {"delta": 0.05}) == "lucb (delta=0.05)"
+    assert reference_label("kg", {"a": 2.0, "b": 3.0}) == "kg (prior)"
+
+
+def test_the_cost_aware_reference_stops_before_the_truncation() -> None:
+    """The fixed-confidence task's delta-stopped TTTS stops on its own (the all-zero
+    batch) on the first 40 validation-like episodes: at delta = 0.7 it used 21.5 batches
+    on average on 2,000 validation episodes and was truncated on 0.5% of them
+    (benchmarks/fixed_confidence_stop.py); the never-stopping references run all 100."""
+    task = LADDER["fixed-confidence"]
+    env_id, kwargs = evaluation_env(task.env_id, task.kwargs)
+    env = gym.make(env_id, **kwargs)
+    name, params = reference_agents(task)[-1]
+    rows = [run_episode(env, agents.make(name, **params), seed=s).as_row() for s in range(40)]
+    stopped = [r["terminated"] and not r["truncated"] for r in rows]
+    assert sum(stopped) >= 38, [r["batches"] for r in rows]
+    assert np.mean([r["batches"] for r in rows]) < 50
 
 
 # ------------------------------------------------------------------ training

@@ -146,7 +146,7 @@ def experiment_config(
     those hyper-parameters, as models ``ALGO-TASK-sN-tuned`` played on the task's point.
     Without it the config is the shipped one.
     """
-    from agents.learned.families import BETA_5_5, LADDER, reference_agents
+    from agents.learned.families import BETA_5_5, LADDER, reference_agents, reference_label
 
     tuned = dict(tuned or {})
     default = runs(seeds)
@@ -219,12 +219,12 @@ def experiment_config(
     refs: dict[str, dict[str, Any]] = {}
     for task in LADDER.values():
         for name, params in reference_agents(task):
-            label = f"{name} (prior)" if params else name
+            label = reference_label(name, params)
             refs[label] = {"name": name, "label": label, **({"params": params} if params else {})}
     cfg["agents"] = [{"name": f"trained:{m}", "label": m} for m, *_ in every] + list(refs.values())
     for name, task in LADDER.items():
         labels = [m for m, preset, *_ in every if preset.removesuffix("-pbp") == name]
-        labels += [f"{a} (prior)" if p else a for a, p in reference_agents(task)]
+        labels += [reference_label(a, p) for a, p in reference_agents(task)]
         cfg["points"].append({"label": name, "x": name, "env": _point_env(task), "agents": labels})
     one = {
         name: [f"{algo}-{name}-s0{variant}" for algo in ALGOS for variant in ("", TUNED)]

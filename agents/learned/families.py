@@ -29,6 +29,7 @@ __all__ = [
     "evaluation_env",
     "preset_kwargs",
     "reference_agents",
+    "reference_label",
     "score_name",
     "space_text",
     "task_of",
@@ -44,6 +45,10 @@ BETA_5_5: dict[str, Any] = {"instance": "beta-random", "instance_params": {"a": 
 BATCH_10_5: dict[str, Any] = {"batch_size": 10, "repeat_limit": 5}
 #: The price of a batch in the ``fixed-confidence`` task.
 FIXED_CONFIDENCE_COST = 0.001
+#: The delta of the posterior stop of that task's cost-aware reference (``bayes_ttts``
+#: with the prior): the best of 0.1, 0.2, ..., 0.9 for the task's cost on 2,000
+#: validation episodes (``benchmarks/fixed_confidence_stop.py``).
+FIXED_CONFIDENCE_STOP_DELTA = 0.7
 #: The action spaces of the ladder's training envs (:func:`space_text`).
 _BATCH_ACTIONS = "BatchPulls(n_arms=10, batch_size=10, repeat_limit=5)"
 #: The observation of 10 arms (TopK-v0, TopK-Batch-v0) with at most ``{}`` pulls of an arm.
@@ -74,9 +79,10 @@ class Task:
         spaces: the documented ``(action space, observation space)`` of the training env
             of each preset of the task (``NAME`` and, for a batch task, ``NAME-pbp``), in
             the form of :func:`space_text`.
-        reference: the scripted and Bayesian agents the task is scored against (by
-            registered name; :func:`reference_agents` gives their parameters): a
-            normalised score is 0 for ``uniform`` and 1 for the best of them.
+        reference: the scripted and Bayesian agents the task is scored against: a
+            registered name, or ``(name, params)`` for an agent with parameters of its
+            own (:func:`reference_agents` adds the prior): a normalised score is 0 for
+            ``uniform`` and 1 for the best of them.
     """
 
     name: str
@@ -84,7 +90,7 @@ class Task:
     kwargs: Mapping[str, Any]
     hard: str
     spaces: Mapping[str, tuple[str, str]]
-    reference: tuple[str, ...]
+    reference: tuple[str | tuple[str, Mapping[str, Any]], ...]
 
     @property
     def score(self) -> str:
@@ -202,7 +208,15 @@ LADDER: dict[str, Task] = {
                 "fixed-confidence": (_BATCH_ACTIONS, _OBS_10.format(1000)),
                 "fixed-confidence-pbp": ("MaskedDiscrete(11)", _OBS_10_PBP.format(1000)),
             },
-            ("uniform", "lucb", "lil_lucb", "batch_racing", "eb_tc", "bayes_ttts"),
+            (
+                "uniform",
+                "lucb",
+                "lil_lucb",
+                "batch_racing",
+                "eb_tc",
+                "bayes_ttts",
+                ("bayes_ttts", {"delta": FIXED_CONFIDENCE_STOP_DELTA}),
+            ),
         ),
         Task(
             "misid",
@@ -219,12 +233,28 @@ LADDER: dict[str, Task] = {
 
 def reference_agents(task: Task) -> list[tuple[str, dict[str, Any]]]:
     """``(name, params)`` of the task's reference agents (:attr:`Task.reference`): the
-    prior-aware ones (:data:`PRIOR_AGENTS`) get the family's Beta prior ``a``, ``b``."""
+    prior-aware ones (:data:`PRIOR_AGENTS`) get the family's Beta prior ``a``, ``b``
+    before their own parameters."""
     prior = task.kwargs.get("instance_params", {})
-    return [
-        (name, {"a": prior["a"], "b": prior["b"]} if name in PRIOR_AGENTS else {})
-        for name in task.reference
+    out = []
+    for entry in task.reference:
+        name, own = (entry, {}) if isinstance(entry, str) else (entry[0], dict(entry[1]))
+        given = {"a": prior["a"], "b": prior["b"]} if name in PRIOR_AGENTS else {}
+        out.append((name, {**given, **own}))
+    return out
+
+
+def reference_label(name: str, params: Mapping[str, Any]) -> str:
+    """A reference agent's label in the tables: its name, then ``prior`` if it has the
+    family's prior (:data:`PRIOR_AGENTS`) and its own parameters in parentheses:
+    ``uniform``, ``kg (prior)``, ``bayes_ttts (prior, delta=0.7)``."""
+    prior = name in PRIOR_AGENTS and bool(params)
+    own = {key: value for key, value in params.items() if not (prior and key in ("a", "b"))}
+    marks = ["prior"] * prior + [
+        f"{key}={value:g}" if isinstance(value, (int, float)) else f"{key}={value}"
+        for key, value in own.items()
     ]
+    return f"{name} ({', '.join(marks)})" if marks else name
 
 
 def space_text(space: Any) -> str:

@@ -197,7 +197,7 @@ def _family_args(kwargs: Any) -> str:
 def ladder_table() -> str:
     """Markdown: one row per preset of every ladder task (its form, spaces, difficulty)."""
     _import_path()
-    from agents.learned.families import LADDER, PRESETS, reference_agents
+    from agents.learned.families import LADDER, PRESETS, reference_agents, reference_label
 
     out = [
         "| task | env id and arguments | action space | observation space "
@@ -206,8 +206,7 @@ def ladder_table() -> str:
     ]
     for name, task in LADDER.items():
         refs = ", ".join(
-            f"`{agent}`" + (" (prior)" if params else "")
-            for agent, params in reference_agents(task)
+            f"`{reference_label(agent, params)}`" for agent, params in reference_agents(task)
         )
         for preset, (action, observation) in task.spaces.items():
             env_id, kwargs = PRESETS[preset]
