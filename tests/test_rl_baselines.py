@@ -403,6 +403,8 @@ def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
     assert len(values) == 2 and best["value"] == min(values)
     assert best["params"] == study.trials[values.index(min(values))].params
     assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}
+    cpu = [t.user_attrs["cpu_seconds"] for t in study.trials]
+    assert min(cpu) > 0 and best["cpu_seconds"] == pytest.approx(sum(cpu))
 
 
 @pytest.mark.parametrize("task", ["one-pull", "misid"])

@@ -32,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,7 @@ def tune(
     def objective(trial: Any) -> float:
         params = _suggest(trial, algo)
         kwargs = algo_kwargs(algo, params)
+        start = time.process_time()
         scores = []
         for i in range(seeds):
             config = TrainConfig(
@@ -219,6 +221,8 @@ def tune(
             result = train(config, log=None)
             scores.append(float(result.evaluations[-1]["score"]))
         value = sum(scores) / len(scores)
+        # the trial's CPU time, validations included (the search's cost)
+        trial.set_user_attr("cpu_seconds", time.process_time() - start)
         say(f"trial {trial.number}: validation score {value:.4f} with {params}")
         return value
 
@@ -231,6 +235,11 @@ def tune(
             "value": best.value,
             "trial": best.number,
             "trials": len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))),
+            # CPU seconds of the finished trials that recorded it (training and validation)
+            "cpu_seconds": sum(
+                t.user_attrs.get("cpu_seconds", 0.0)
+                for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            ),
             "space": {k: list(v) for k, v in SPACES[algo].items()},
             "objective": (
                 f"mean task score of the final validation ({eval_episodes} episodes, "
