@@ -405,6 +405,9 @@ def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
     assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}
     cpu = [t.user_attrs["cpu_seconds"] for t in study.trials]
     assert min(cpu) > 0 and best["cpu_seconds"] == pytest.approx(sum(cpu))
+    row = rl_tuning.search_table([tmp_path / "best.json"]).splitlines()[2]
+    assert row.startswith(f"| one-pull | ppo | 2 x 256 | {best['trial']} | {best['value']:.4f} |")
+    assert f"hidden={best['params']['hidden']}" in row and row.endswith(f"| {sum(cpu):,.0f} |")
 
 
 @pytest.mark.parametrize("task", ["one-pull", "misid"])

@@ -997,6 +997,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     curves = sub.add_parser("curves", help="learning-curve figure of a results directory")
     curves.add_argument("out")
     curves.add_argument("--figures", help="where to write the PNG (default: OUT/figures)")
+    searches = sub.add_parser("searches", help="Markdown table of the searches of `tune`")
+    searches.add_argument("best", nargs="+", metavar="JSON", help="DIR/best.json of `tune`")
     from topk_bench.rl_tuning import add_tune_parser
 
     add_tune_parser(sub)
@@ -1005,6 +1007,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from topk_bench.rl_tuning import read_tuned
 
         print(to_toml(experiment_config(tuned=read_tuned(args.tuned))), end="")
+        return 0
+    if args.command == "searches":
+        from topk_bench.rl_tuning import search_table
+
+        print(search_table(args.best))
         return 0
     if args.command == "tune":
         from topk_bench.rl_tuning import tune_from_args

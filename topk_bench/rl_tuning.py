@@ -278,6 +278,36 @@ def read_tuned(paths: Iterable[str | os.PathLike[str]]) -> dict[tuple[str, str],
     return out
 
 
+def search_table(paths: Iterable[str | os.PathLike[str]]) -> str:
+    """The searches of ``best.json`` files of :func:`tune` as a Markdown table: per
+    (task, algorithm) the finished trials, the best trial, its validation score and
+    parameters, and the CPU seconds of the trials that recorded them."""
+    order = {task: i for i, task in enumerate(_ladder_names())}
+    records = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    records.sort(key=lambda r: (order.get(r["task"], len(order)), r["algo"]))
+    lines = [
+        "| task | algorithm | trials x steps | best trial | validation score | parameters "
+        "| CPU-s |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in records:
+        params = ", ".join(
+            f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items()
+        )
+        cpu = f"{r['cpu_seconds']:,.0f}" if r.get("cpu_seconds") else "-"
+        lines.append(
+            f"| {r['task']} | {r['algo']} | {r['trials']} x {r['timesteps']:,} | {r['trial']} "
+            f"| {r['value']:.4f} | {params} | {cpu} |"
+        )
+    return "\n".join(lines)
+
+
+def _ladder_names() -> list[str]:
+    from agents.learned.families import LADDER
+
+    return list(LADDER)
+
+
 def add_tune_parser(sub: Any) -> argparse.ArgumentParser:
     """The ``tune`` sub-command of ``python -m topk_bench.rl_baselines``."""
     from agents.learned.families import LADDER
