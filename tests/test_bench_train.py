@@ -342,6 +342,7 @@ def test_keep_best_plays_the_best_validated_checkpoint(tmp_path):
     last = json.loads(final.with_suffix(".json").read_text())
     evaluations = last["training"]["evaluations"]
     assert len(evaluations) >= 3  # every 32 steps and at the end
+    assert last["training"]["validation_cpu_seconds"] > 0  # 3+ validations of 4 episodes
     best = meta["training"]["best_at"]
     assert best["regret"] == min(e["regret"] for e in evaluations)
     # a checkpoint is scored in the mode it plays, and plays in that mode

@@ -220,6 +220,8 @@ def _results_dir(root: Path, rng: np.random.Generator) -> dict[str, np.ndarray]:
         (root / "models" / f"{model}.zip").write_bytes(b"")
         evals = [{"timesteps": t, "score": s, "mode": "sampled"} for t, s in curve]
         side = {"training": {"cpu_seconds": cpu, "seconds": 2 * cpu, "evaluations": evals}}
+        if model == "ppo-misid-s0":  # the one sidecar that records its validation time
+            side["training"]["validation_cpu_seconds"] = 4.0
         (root / "models" / f"{model}.json").write_text(json.dumps(side))
     n = 40
     means = {
@@ -289,6 +291,8 @@ def test_report_of_a_partial_directory(tmp_path) -> None:
     assert "3 of 4 models present" in text
     assert "Missing models (1): ppo-one-pull-s1." in text
     assert f"102 CPU-s = {(60 + 12 + 30) / 3600:.2f} CPU-hours" in text
+    assert "Validation CPU time 4 CPU-s in the 1 sidecars that record it" in text
+    assert "against 30 CPU-s of their training." in text
     assert "| ppo | 1/2, 60 s | 1/1, 30 s |" in text
     assert "| dqn | 1/1, 12 s | - |" in text
     assert "| misid | 40 |" in text and "(ill-conditioned)" in text

@@ -447,7 +447,8 @@ def model_table(out: str | os.PathLike[str]) -> Any:
     """One row per model the results directory ``out`` plays: ``model``, ``task``,
     ``algo`` (its label: ``ppo``, ``ppo (tuned)``), ``seed``, ``present`` (its ``.zip``
     exists), and from its sidecar the training's ``cpu_seconds`` (validation not
-    counted), wall ``seconds``, ``timesteps`` and ``curve``: the validation history,
+    counted), ``validation_cpu_seconds`` (NaN where the sidecar does not record it), wall
+    ``seconds``, ``timesteps`` and ``curve``: the validation history,
     a list of ``(environment steps, task score of the mode played)`` (``[]`` when absent).
     """
     import pandas as pd
@@ -469,6 +470,7 @@ def model_table(out: str | os.PathLike[str]) -> Any:
                 "seed": int(m["seed"]) if m else -1,
                 "present": path.exists(),
                 "cpu_seconds": float(info.get("cpu_seconds", math.nan)),
+                "validation_cpu_seconds": float(info.get("validation_cpu_seconds", math.nan)),
                 "seconds": float(info.get("seconds", math.nan)),
                 "timesteps": float(info.get("timesteps", math.nan)),
                 "curve": [
@@ -487,6 +489,7 @@ def model_table(out: str | os.PathLike[str]) -> Any:
             "seed",
             "present",
             "cpu_seconds",
+            "validation_cpu_seconds",
             "seconds",
             "timesteps",
             "curve",
@@ -706,6 +709,13 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
         "`training.cpu_seconds`, validation not counted), wall time "
         f"{present['seconds'].sum() / 3600:.2f} hours."
     )
+    validated = present["validation_cpu_seconds"].dropna()
+    if len(validated):
+        lines[-1] += (
+            f" Validation CPU time {validated.sum():,.0f} CPU-s in the {len(validated)} "
+            "sidecars that record it (`training.validation_cpu_seconds`), against "
+            f"{present.loc[validated.index, 'cpu_seconds'].sum():,.0f} CPU-s of their training."
+        )
     tasks = _tasks_in_order(models["task"])
     lines += [
         "",

@@ -344,6 +344,8 @@ def train(
         cpu_seconds=round(cpu_seconds, 1),
         evaluations=evaluator.history if evaluator else [],
     )
+    if evaluator is not None:  # the validations' CPU time, the final one included
+        metadata["training"]["validation_cpu_seconds"] = round(evaluator.cpu_spent, 1)
     path = None
     if save is not None:
         path = save_policy(model, save, metadata)
