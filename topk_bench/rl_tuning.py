@@ -37,7 +37,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SPACES", "TUNE_SEED0", "algo_kwargs", "read_tuned", "space_table", "tune"]
+__all__ = [
+    "SPACES",
+    "TUNE_SEED0",
+    "algo_kwargs",
+    "read_tuned",
+    "search_table",
+    "space_table",
+    "tune",
+]
 
 #: Training seeds of a trial: ``TUNE_SEED0 + i`` (the experiment's are 0 to 4, hashed).
 TUNE_SEED0 = 1_000
