@@ -142,7 +142,7 @@ def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> 
 def test_tuned_hyper_parameters_add_a_variant_and_nothing_else() -> None:
     tuned = {("one-pull", "ppo"): {"learning_rate": 1e-4, "policy_kwargs": {"hidden": 32}}}
     cfg = rl_baselines.experiment_config(tuned=tuned)
-    base = rl_baselines.experiment_config()
+    base = rl_baselines.experiment_config(tuned={})
     extra = cfg["train"][len(base["train"]) :]
     assert cfg["train"][: len(base["train"])] == base["train"]
     assert [t["model"] for t in extra] == [f"ppo-one-pull-s{s}-tuned" for s in range(5)]
@@ -155,6 +155,57 @@ def test_tuned_hyper_parameters_add_a_variant_and_nothing_else() -> None:
     assert tomllib.loads(rl_baselines.to_toml(cfg)) == cfg
     with pytest.raises(ValueError, match=r"\('batch-count', 'dqn'\)"):
         rl_baselines.experiment_config(tuned={("batch-count", "dqn"): {}})
+
+
+def test_shipped_searches_make_the_shipped_config(tmp_path, monkeypatch) -> None:
+    """ship-tuned writes the records; config (no --tuned) then trains their variants."""
+    from topk_bench import rl_tuning
+
+    monkeypatch.setattr(rl_tuning, "SHIPPED_TUNED", tmp_path / "shipped" / "tuned.json")
+    assert rl_tuning.shipped_tuned() == {} and rl_tuning.shipped_records() == []
+    records = {
+        ("misid", "a2c"): {"learning_rate": 1e-3, "hidden": 32},
+        ("one-pull", "dqn"): {"learning_rate": 1e-4, "net_width": 64},
+    }
+    paths = []
+    for (task, algo), params in records.items():
+        path = tmp_path / f"{algo}-{task}" / "best.json"
+        path.parent.mkdir()
+        record = {
+            "task": task,
+            "algo": algo,
+            "timesteps": 500,
+            "params": params,
+            "algo_kwargs": rl_tuning.algo_kwargs(algo, params),
+            "value": 0.5,
+            "trial": 1,
+            "trials": 3,
+            "cpu_seconds": 12.0,
+        }
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    assert rl_baselines.main(["ship-tuned", *map(str, paths)]) == 0
+    shipped = rl_tuning.shipped_records()
+    assert [(r["task"], r["algo"]) for r in shipped] == [("one-pull", "dqn"), ("misid", "a2c")]
+    cfg = rl_baselines.experiment_config()
+    tuned = {t["model"]: t["algo_kwargs"] for t in cfg["train"] if "algo_kwargs" in t}
+    assert sorted(tuned) == sorted(
+        [f"dqn-one-pull-s{s}-tuned" for s in range(5)] + [f"a2c-misid-s{s}-tuned" for s in range(5)]
+    )
+    assert tuned["dqn-one-pull-s0-tuned"] == {
+        "learning_rate": 1e-4,
+        "policy_kwargs": {"net_arch": [64, 64]},
+    }
+    assert rl_baselines.experiment_config(tuned={}) == rl_baselines.experiment_config(
+        tuned=rl_tuning.read_tuned([])
+    )
+    table = rl_tuning.search_table(shipped).splitlines()
+    assert table[2].startswith("| one-pull | dqn | 3 x 500 | 1 | 0.5000 |")
+    assert table[3].endswith("| 12 |")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"task": "one-pull", "algo": "dqn"}))
+    with pytest.raises(ValueError, match="bad.json: not a best.json of tune"):
+        rl_tuning.ship_tuned([bad])
 
 
 def test_a_tuned_variant_is_its_own_algorithm_in_the_scores() -> None:
@@ -409,7 +460,7 @@ def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
     assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}
     cpu = [t.user_attrs["cpu_seconds"] for t in study.trials]
     assert min(cpu) > 0 and best["cpu_seconds"] == pytest.approx(sum(cpu))
-    row = rl_tuning.search_table([tmp_path / "best.json"]).splitlines()[2]
+    row = rl_tuning.search_table([best]).splitlines()[2]
     assert row.startswith(f"| one-pull | ppo | 2 x 256 | {best['trial']} | {best['value']:.4f} |")
     assert f"hidden={best['params']['hidden']}" in row and row.endswith(f"| {sum(cpu):,.0f} |")
 

@@ -54,7 +54,9 @@ on a partial directory and say what is missing.
 hyper-parameters on a task (:mod:`topk_bench.rl_tuning`); ``config --tuned
 DIR/best.json ...`` adds, for each tuned (task, algorithm) pair, its seeds trained with
 the best parameters (models ``ALGO-TASK-sN-tuned``, algorithm label ``ALGO (tuned)``
-in the tables). Without ``--tuned`` the config is the shipped one.
+in the tables). Without ``--tuned`` the tuned variants are those of the searches
+shipped in ``topk_bench/pretrained/rl-baselines/tuned.json`` (written by ``ship-tuned
+DIR/best.json ...``; ``searches`` tables them): that config is the shipped one.
 
 ``python -m topk_bench.rl_baselines config`` prints the config;
 ``scores OUT`` the score tables of a results directory; ``report OUT [-o FILE]`` the
@@ -144,11 +146,14 @@ def experiment_config(
     ``tuned``: ``(task, algo) -> algo_kwargs`` (:func:`topk_bench.rl_tuning.read_tuned`
     reads them from the files of ``tune``): each such pair also trains its seeds with
     those hyper-parameters, as models ``ALGO-TASK-sN-tuned`` played on the task's point.
-    Without it the config is the shipped one.
+    ``None`` (the default): the searches shipped in
+    :data:`topk_bench.rl_tuning.SHIPPED_TUNED`, which makes the shipped config; ``{}``:
+    the default hyper-parameters only.
     """
     from agents.learned.families import BETA_5_5, LADDER, reference_agents, reference_label
+    from topk_bench.rl_tuning import shipped_tuned
 
-    tuned = dict(tuned or {})
+    tuned = shipped_tuned() if tuned is None else dict(tuned)
     default = runs(seeds)
     pairs = {(preset.removesuffix("-pbp"), algo) for _, preset, algo, _ in default}
     unknown = sorted(set(tuned) - pairs)
@@ -995,7 +1000,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=(),
         metavar="JSON",
-        help="best-parameter files of `tune` (DIR/best.json): add the tuned variants",
+        help="best-parameter files of `tune` (DIR/best.json): the tuned variants to add "
+        "(default: the shipped ones, topk_bench/pretrained/rl-baselines/tuned.json)",
     )
     scores = sub.add_parser("scores", help="normalised score tables of a results directory")
     scores.add_argument("out")
@@ -1007,8 +1013,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     curves = sub.add_parser("curves", help="learning-curve figure of a results directory")
     curves.add_argument("out")
     curves.add_argument("--figures", help="where to write the PNG (default: OUT/figures)")
-    searches = sub.add_parser("searches", help="Markdown table of the searches of `tune`")
-    searches.add_argument("best", nargs="+", metavar="JSON", help="DIR/best.json of `tune`")
+    searches = sub.add_parser(
+        "searches", help="Markdown table of the searches of `tune` (default: the shipped ones)"
+    )
+    searches.add_argument("best", nargs="*", metavar="JSON", help="DIR/best.json of `tune`")
+    ship = sub.add_parser(
+        "ship-tuned", help="write best.json files of `tune` as the shipped config's tuned variants"
+    )
+    ship.add_argument("best", nargs="+", metavar="JSON", help="DIR/best.json of `tune`")
     from topk_bench.rl_tuning import add_tune_parser
 
     add_tune_parser(sub)
@@ -1016,12 +1028,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         from topk_bench.rl_tuning import read_tuned
 
-        print(to_toml(experiment_config(tuned=read_tuned(args.tuned))), end="")
+        tuned = read_tuned(args.tuned) if args.tuned else None
+        print(to_toml(experiment_config(tuned=tuned)), end="")
         return 0
     if args.command == "searches":
-        from topk_bench.rl_tuning import search_table
+        from topk_bench.rl_tuning import search_table, shipped_records
 
-        print(search_table(args.best))
+        paths = args.best
+        records = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+        print(search_table(records if paths else shipped_records()))
+        return 0
+    if args.command == "ship-tuned":
+        from topk_bench.rl_tuning import ship_tuned
+
+        print(f"wrote {ship_tuned(args.best)}; now: python -m topk_bench.rl_baselines config")
         return 0
     if args.command == "tune":
         from topk_bench.rl_tuning import tune_from_args

@@ -38,17 +38,24 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "SHIPPED_TUNED",
     "SPACES",
     "TUNE_SEED0",
     "algo_kwargs",
     "read_tuned",
     "search_table",
+    "ship_tuned",
+    "shipped_records",
+    "shipped_tuned",
     "space_table",
     "tune",
 ]
 
 #: Training seeds of a trial: ``TUNE_SEED0 + i`` (the experiment's are 0 to 4, hashed).
 TUNE_SEED0 = 1_000
+#: The searches' records (the ``best.json`` of each (task, algorithm) searched) that the
+#: shipped ``rl-baselines`` config trains tuned variants from (:func:`shipped_tuned`).
+SHIPPED_TUNED = Path(__file__).parent / "pretrained" / "rl-baselines" / "tuned.json"
 
 _GAMMA = ("cat", (0.99, 0.995, 0.999, 1.0))
 _ENT = ("cat", (0.0, 0.001, 0.01))
@@ -270,9 +277,46 @@ def read_tuned(paths: Iterable[str | os.PathLike[str]]) -> dict[tuple[str, str],
     """``(task, algo) -> algo_kwargs`` from ``best.json`` files of :func:`tune` (for
     :func:`topk_bench.rl_baselines.experiment_config`); a pair given twice, a file
     without those keys or with a non-finite value is a ``ValueError`` naming it."""
+    return _tuned_of(
+        (str(path), json.loads(Path(path).read_text(encoding="utf-8"))) for path in paths
+    )
+
+
+def shipped_tuned() -> dict[tuple[str, str], dict[str, Any]]:
+    """``(task, algo) -> algo_kwargs`` of the searches shipped in :data:`SHIPPED_TUNED`
+    (none if the file does not exist): the tuned variants of the shipped config."""
+    return _tuned_of((f"{SHIPPED_TUNED}[{i}]", r) for i, r in enumerate(shipped_records()))
+
+
+def shipped_records() -> list[dict[str, Any]]:
+    """The search records in :data:`SHIPPED_TUNED` (``[]`` if it does not exist)."""
+    if not SHIPPED_TUNED.exists():
+        return []
+    return list(json.loads(SHIPPED_TUNED.read_text(encoding="utf-8")))
+
+
+def ship_tuned(paths: Iterable[str | os.PathLike[str]]) -> Path:
+    """Write the records of ``best.json`` files of :func:`tune` to :data:`SHIPPED_TUNED`
+    (checked as :func:`read_tuned` checks them), in the ladder's task order; then
+    ``config`` generates the shipped config with their tuned variants."""
+    named = [(str(p), json.loads(Path(p).read_text(encoding="utf-8"))) for p in paths]
+    _tuned_of(named)
+    SHIPPED_TUNED.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_in_ladder_order(r for _, r in named), indent=1)
+    SHIPPED_TUNED.write_text(text + "\n", encoding="utf-8")
+    return SHIPPED_TUNED
+
+
+def _in_ladder_order(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    order = {task: i for i, task in enumerate(_ladder_names())}
+    return sorted(records, key=lambda r: (order.get(r["task"], len(order)), r["algo"]))
+
+
+def _tuned_of(
+    records: Iterable[tuple[str, Mapping[str, Any]]],
+) -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in paths:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    for path, record in records:
         missing = [k for k in ("task", "algo", "algo_kwargs", "value") if k not in record]
         if missing:
             raise ValueError(f"{path}: not a best.json of tune (no {missing})")
@@ -286,19 +330,17 @@ def read_tuned(paths: Iterable[str | os.PathLike[str]]) -> dict[tuple[str, str],
     return out
 
 
-def search_table(paths: Iterable[str | os.PathLike[str]]) -> str:
-    """The searches of ``best.json`` files of :func:`tune` as a Markdown table: per
-    (task, algorithm) the finished trials, the best trial, its validation score and
-    parameters, and the CPU seconds of the trials that recorded them."""
-    order = {task: i for i, task in enumerate(_ladder_names())}
-    records = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
-    records.sort(key=lambda r: (order.get(r["task"], len(order)), r["algo"]))
+def search_table(records: Iterable[Mapping[str, Any]]) -> str:
+    """Search records (``best.json`` of :func:`tune`, :func:`shipped_records`) as a
+    Markdown table: per (task, algorithm) the finished trials, the best trial, its
+    validation score and parameters, and the CPU seconds of the trials that recorded
+    them."""
     lines = [
         "| task | algorithm | trials x steps | best trial | validation score | parameters "
         "| CPU-s |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for r in records:
+    for r in _in_ladder_order(records):
         params = ", ".join(
             f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items()
         )
