@@ -211,6 +211,16 @@ def test_catalogs_list_every_agent_instance_experiment_and_ladder_task(site: Pat
     missing = [n for n in shipped() if n not in pages]
     assert not missing, f"no experiment page names {missing}"
 
+    # the generated tables of rl-baselines: the search spaces and the shipped searches
+    from topk_bench.rl_tuning import shipped_records
+
+    text = (site / "experiments" / "rl-baselines.html").read_text(encoding="utf-8")
+    assert "rl-tuning-space" not in text and "rl-tuning-searches" not in text
+    assert "<code>lstm_hidden_size</code>" in text
+    searches = shipped_records()
+    assert ("No search is shipped" in text) == (not searches)
+    assert all(f"<td>{r['algo']}</td>" in text for r in searches)
+
 
 def _inject_check(page: bytes) -> bytes:
     """A script that, once the page has loaded, records what rendered on ``<body>``."""

@@ -14,7 +14,8 @@ catalog. Everything comes from the running code, so the pages cannot drift from 
 * the ladder of RL tasks (``<!-- rl-ladder -->``): ``agents.learned.families.LADDER``
   (each task's family, documented spaces, what makes it hard and its reference agents);
 * the hyper-parameter search spaces of ``rl-baselines`` (``<!-- rl-tuning-space -->``):
-  ``topk_bench.rl_tuning.SPACES``.
+  ``topk_bench.rl_tuning.SPACES``; the searches its shipped config's tuned variants come
+  from (``<!-- rl-tuning-searches -->``): ``topk_bench.rl_tuning.shipped_records``.
 
 The link to an agent's API entry is an *optional* autorefs reference: a link when the
 class is documented in the API reference, the class name as plain code otherwise.
@@ -35,6 +36,7 @@ INSTANCE_MARKER = "<!-- instance-catalog -->"
 METRICS_MARKER = "<!-- metrics -->"
 LADDER_MARKER = "<!-- rl-ladder -->"
 TUNING_MARKER = "<!-- rl-tuning-space -->"
+SEARCHES_MARKER = "<!-- rl-tuning-searches -->"
 
 _ROLE = re.compile(r":(?:py:)?[a-z]+:`~?([^`]+)`")
 _SETTINGS = (("fixed_budget", "fixed budget"), ("fixed_confidence", "fixed confidence"))
@@ -235,4 +237,17 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         from topk_bench.rl_tuning import space_table
 
         markdown = markdown.replace(TUNING_MARKER, space_table())
+    if SEARCHES_MARKER in markdown:
+        markdown = markdown.replace(SEARCHES_MARKER, searches_text())
     return markdown
+
+
+def searches_text() -> str:
+    """Markdown: the table of the shipped searches, or a sentence when none is shipped."""
+    _import_path()
+    from topk_bench.rl_tuning import search_table, shipped_records
+
+    records = shipped_records()
+    if not records:
+        return "No search is shipped: the shipped config trains the default hyper-parameters only."
+    return search_table(records)
