@@ -225,6 +225,30 @@ def test_a_tuned_variant_is_its_own_algorithm_in_the_scores() -> None:
     assert agg.set_index("algo").loc["ppo (tuned)", "learned"]
 
 
+def test_tuning_table_pairs_the_tuned_and_default_seeds_episode_by_episode() -> None:
+    df = _frame(
+        {
+            "one-pull": {
+                "uniform": [0.05, 0.05, 0.05],
+                "kg (prior)": [0.01, 0.01, 0.01],
+                "ppo-one-pull-s0": [0.04, 0.02, 0.03],
+                "ppo-one-pull-s1": [0.02, 0.04, 0.03],  # default: 0.03 on every episode
+                "ppo-one-pull-s0-tuned": [0.01, 0.03, 0.02],
+                "ppo-one-pull-s1-tuned": [0.02, 0.02, 0.01],  # tuned: 0.015, 0.025, 0.015
+                "a2c-one-pull-s0": [0.05, 0.05, 0.05],  # no tuned variant: no row
+            }
+        }
+    )
+    table = rl_baselines.tuning_table(df)
+    assert table[["task", "algo"]].values.tolist() == [["one-pull", "ppo"]]
+    row = table.iloc[0]
+    d = np.array([0.015, 0.025, 0.015]) - 0.03
+    assert row["default"] == pytest.approx(0.03) and row["tuned"] == pytest.approx(0.055 / 3)
+    assert row["diff"] == pytest.approx(d.mean())
+    assert row["diff_hw"] == pytest.approx(1.96 * d.std(ddof=1) / np.sqrt(3))
+    assert rl_baselines.tuning_table(df[~df["agent"].str.endswith("-tuned")]).empty
+
+
 def test_mean_curve_interpolates_each_seed_within_its_own_range() -> None:
     a = [(0, 1.0), (10, 0.0)]
     b = [(0, 3.0), (5, 2.0), (20, 1.0)]
@@ -349,6 +373,7 @@ def test_report_of_a_partial_directory(tmp_path) -> None:
     assert "| misid | 40 |" in text and "(ill-conditioned)" in text
     assert "| one-pull | ppo | 1 |" in text  # the paired raw-score table
     assert "IQM of normalised scores" in text
+    assert "Tuned against default" not in text  # no tuned variant in this directory
 
 
 def test_episode_times_group_seeds_and_keep_warm_up_apart() -> None:

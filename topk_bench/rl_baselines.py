@@ -689,6 +689,42 @@ def paired_table(df: Any) -> Any:
     return out.drop(columns="rank").reset_index(drop=True)
 
 
+def tuning_table(df: Any) -> Any:
+    """What tuning changed: per task and algorithm with both a default and a tuned
+    variant, the mean score of each (seeds averaged episode by episode) and the paired
+    difference ``diff`` = tuned - default with its 95% half-width ``diff_hw``, over the
+    episodes both played (negative: the tuned variant is better)."""
+    import pandas as pd
+
+    scores = _episode_scores(_common_runs(df))
+    rows = []
+    for task, group in scores.groupby("task", sort=False) if scores is not None else ():
+        wide = group.pivot(index="run", columns="agent", values="score")
+        labels: dict[str, list[str]] = {}
+        for agent in wide.columns:
+            labels.setdefault(_algo_of(agent), []).append(agent)
+        for label, agents in labels.items():
+            base = label.removesuffix(" (tuned)")
+            if base == label or base not in labels:
+                continue
+            tuned, default = wide[agents].mean(axis=1), wide[labels[base]].mean(axis=1)
+            diff, hw = _paired(tuned, default)
+            rows.append(
+                {
+                    "task": task,
+                    "algo": base,
+                    "default": float(default.mean()),
+                    "tuned": float(tuned.mean()),
+                    "diff": diff,
+                    "diff_hw": hw,
+                }
+            )
+    out = pd.DataFrame(rows, columns=["task", "algo", "default", "tuned", "diff", "diff_hw"])
+    order = {t: i for i, t in enumerate(_tasks_in_order(out["task"]))}
+    out["rank"] = out["task"].map(order)
+    return out.sort_values(["rank", "algo"]).drop(columns="rank").reset_index(drop=True)
+
+
 def _tasks_in_order(tasks: Any) -> list[str]:
     from agents.learned.families import LADDER
 
@@ -814,6 +850,21 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
             f"| {r.task} | {r.agent} | {seeds} | {r.score:.4f} | {r.vs_uniform:+.4f} ± "
             f"{r.vs_uniform_hw:.4f} | {r.vs_best:+.4f} ± {r.vs_best_hw:.4f} |"
         )
+    gains = tuning_table(usable)
+    if not gains.empty:
+        lines += [
+            "",
+            "Tuned against default hyper-parameters, paired over the held-out episodes "
+            "(tuned - default; negative: tuning helped):",
+            "",
+            "| task | algorithm | default | tuned | tuned - default ± 95% |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {r.task} | {r.algo} | {r.default:.4f} | {r.tuned:.4f} | {r.diff:+.4f} ± "
+            f"{r.diff_hw:.4f} |"
+            for r in gains.itertuples()
+        ]
     return "\n".join(lines) + "\n"
 
 
