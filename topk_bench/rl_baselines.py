@@ -71,7 +71,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -647,9 +647,7 @@ def paired_table(df: Any) -> Any:
         if task not in anchor.index:
             continue
         wide = group.pivot(index="run", columns="agent", values="score")
-        labels: dict[str, list[str]] = {}
-        for agent in wide.columns:
-            labels.setdefault(_algo_of(agent), []).append(agent)
+        labels = _seed_groups(wide.columns)
         for label, agents in labels.items():
             if label == "uniform":
                 continue
@@ -689,6 +687,15 @@ def paired_table(df: Any) -> Any:
     return out.drop(columns="rank").reset_index(drop=True)
 
 
+def _seed_groups(agents: Iterable[str]) -> dict[str, list[str]]:
+    """The agents of a task by algorithm label (:func:`_algo_of`): a learned algorithm's
+    seeds together (``ppo``, ``ppo (tuned)``), each reference agent alone."""
+    groups: dict[str, list[str]] = {}
+    for agent in agents:
+        groups.setdefault(_algo_of(agent), []).append(agent)
+    return groups
+
+
 def tuning_table(df: Any) -> Any:
     """What tuning changed: per task and algorithm with both a default and a tuned
     variant, the mean score of each (seeds averaged episode by episode) and the paired
@@ -700,9 +707,7 @@ def tuning_table(df: Any) -> Any:
     rows = []
     for task, group in scores.groupby("task", sort=False) if scores is not None else ():
         wide = group.pivot(index="run", columns="agent", values="score")
-        labels: dict[str, list[str]] = {}
-        for agent in wide.columns:
-            labels.setdefault(_algo_of(agent), []).append(agent)
+        labels = _seed_groups(wide.columns)
         for label, agents in labels.items():
             base = label.removesuffix(" (tuned)")
             if base == label or base not in labels:
