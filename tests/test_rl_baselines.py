@@ -181,6 +181,7 @@ def test_shipped_searches_make_the_shipped_config(tmp_path, monkeypatch) -> None
             "trial": 1,
             "trials": 3,
             "cpu_seconds": 12.0,
+            "cpu_trials": 2,
         }
         path.write_text(json.dumps(record))
         paths.append(path)
@@ -201,7 +202,7 @@ def test_shipped_searches_make_the_shipped_config(tmp_path, monkeypatch) -> None
     )
     table = rl_tuning.search_table(shipped).splitlines()
     assert table[2].startswith("| one-pull | dqn | 3 x 500 | 1 | 0.5000 |")
-    assert table[3].endswith("| 12 |")
+    assert table[3].endswith("| 12 (2 of 3 trials) |")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"task": "one-pull", "algo": "dqn"}))
     with pytest.raises(ValueError, match="bad.json: not a best.json of tune"):
@@ -485,6 +486,7 @@ def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
     assert best["algo_kwargs"]["policy_kwargs"] == {"hidden": best["params"]["hidden"]}
     cpu = [t.user_attrs["cpu_seconds"] for t in study.trials]
     assert min(cpu) > 0 and best["cpu_seconds"] == pytest.approx(sum(cpu))
+    assert best["cpu_trials"] == 2
     row = rl_tuning.search_table([best]).splitlines()[2]
     assert row.startswith(f"| one-pull | ppo | 2 x 256 | {best['trial']} | {best['value']:.4f} |")
     assert f"hidden={best['params']['hidden']}" in row and row.endswith(f"| {sum(cpu):,.0f} |")

@@ -243,18 +243,18 @@ def tune(
 
     def keep_best(study: Any, _trial: Any) -> None:
         best = study.best_trial
+        finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        timed = [t for t in finished if "cpu_seconds" in t.user_attrs]
         record = {
             **settings,
             "algo_kwargs": algo_kwargs(algo, best.params),
             "params": best.params,
             "value": best.value,
             "trial": best.number,
-            "trials": len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))),
-            # CPU seconds of the finished trials that recorded it (training and validation)
-            "cpu_seconds": sum(
-                t.user_attrs.get("cpu_seconds", 0.0)
-                for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            ),
+            "trials": len(finished),
+            # CPU seconds (training and validation) of the finished trials that record it
+            "cpu_seconds": sum(t.user_attrs["cpu_seconds"] for t in timed),
+            "cpu_trials": len(timed),
             "space": {k: list(v) for k, v in SPACES[algo].items()},
             "objective": (
                 f"mean task score of the final validation ({eval_episodes} episodes, "
@@ -344,7 +344,10 @@ def search_table(records: Iterable[Mapping[str, Any]]) -> str:
         params = ", ".join(
             f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items()
         )
-        cpu = f"{r['cpu_seconds']:,.0f}" if r.get("cpu_seconds") else "-"
+        timed = r.get("cpu_trials", 0)
+        cpu = f"{r['cpu_seconds']:,.0f}" if timed else "-"
+        if 0 < timed < r["trials"]:
+            cpu += f" ({timed} of {r['trials']} trials)"
         lines.append(
             f"| {r['task']} | {r['algo']} | {r['trials']} x {r['timesteps']:,} | {r['trial']} "
             f"| {r['value']:.4f} | {params} | {cpu} |"
