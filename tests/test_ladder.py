@@ -140,7 +140,7 @@ def test_reference_agents_get_the_prior() -> None:
 
 def test_the_cost_aware_reference_stops_before_the_truncation() -> None:
     """The fixed-confidence task's delta-stopped TTTS stops on its own (the all-zero
-    batch) on the first 40 validation-like episodes: at delta = 0.7 it used 21.5 batches
+    batch) on 40 episodes of the task (seeds 0-39): at delta = 0.7 it used 21.5 batches
     on average on 2,000 validation episodes and was truncated on 0.5% of them
     (benchmarks/fixed_confidence_stop.py); the never-stopping references run all 100."""
     task = LADDER["fixed-confidence"]
