@@ -345,7 +345,7 @@ def train(
         evaluations=evaluator.history if evaluator else [],
     )
     if evaluator is not None:  # the validations' CPU time, the final one included
-        metadata["training"]["validation_cpu_seconds"] = round(evaluator.cpu_spent, 1)
+        metadata["training"]["validation_cpu_seconds"] = round(evaluator.cpu_spent, 4)
     path = None
     if save is not None:
         path = save_policy(model, save, metadata)
