@@ -13,7 +13,7 @@ import pytest
 import tomllib
 
 from agents.learned.families import LADDER
-from topk_bench import rl_baselines
+from topk_bench import rl_baselines, rl_tuning
 from topk_bench.config import load, shipped
 
 SHIPPED = Path(rl_baselines.__file__).parent / "experiments" / "rl-baselines.toml"
@@ -47,7 +47,14 @@ def test_runs_cover_the_ladder_by_algorithm() -> None:
 def test_config_loads_and_points_play_their_tasks_models() -> None:
     exp = load("rl-baselines")
     assert [p.label for p in exp.points] == list(LADDER)
-    assert len(exp.train) == 27 * rl_baselines.SEEDS
+    # the default models, then the shipped searches' tuned variants with their kwargs
+    tuned = rl_tuning.shipped_tuned()
+    assert len(exp.train) == (27 + len(tuned)) * rl_baselines.SEEDS
+    variants = [s for s in exp.train if s.model.endswith(rl_baselines.TUNED)]
+    assert len(variants) == len(tuned) * rl_baselines.SEEDS
+    for spec in variants:
+        task = rl_baselines._NAME.match(spec.model)["task"]
+        assert spec.algo_kwargs == tuned[task, spec.algo], spec.model
     # every training is validated along the way: a learning curve, not an end point
     steps = rl_baselines.TIMESTEPS // rl_baselines.CURVE_POINTS
     assert all(spec.eval_every == steps for spec in exp.train)
@@ -57,7 +64,8 @@ def test_config_loads_and_points_play_their_tasks_models() -> None:
         assert "uniform" in point.agents
     reduced = load("rl-baselines", reduced=True)
     played = {a.name for _, a in reduced.pairs() if a.name.startswith("trained:")}
-    assert len(played) == 9  # seed 0 of each algorithm on one-pull and batch-count
+    # seed 0 of each algorithm on one-pull and batch-count, and of their tuned variants
+    assert len(played) == 9 + sum(task in ("one-pull", "batch-count") for task, _ in tuned)
 
 
 def _frame(scores: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
@@ -125,7 +133,8 @@ def test_a_task_uniform_ties_cannot_be_normalised() -> None:
 
 
 def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> None:
-    """Reduced mode plays 9 of the 135 models: only those are handed to training."""
+    """Reduced mode plays seed 0 of each algorithm (and tuned variant) on two tasks: only
+    those of the config's models are handed to training."""
     from topk_bench import run
 
     asked: list[str] = []
@@ -133,10 +142,12 @@ def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> 
         run, "train_missing", lambda specs, *a, **k: asked.extend(s.model for s in specs)
     )
     exp = run._with_models(load("rl-baselines", reduced=True), tmp_path, set(), 1, 0, False)
-    assert len(asked) == 9 and all(m.endswith("-s0") for m in asked)
-    assert {m.split("-", 1)[1].rsplit("-", 1)[0] for m in asked} == {"one-pull", "batch-count"}
+    tuned = sum(task in ("one-pull", "batch-count") for task, _ in rl_tuning.shipped_tuned())
+    assert len(asked) == 9 + tuned
+    assert all(rl_baselines._NAME.match(m)["seed"] == "0" for m in asked)
+    assert {rl_baselines._NAME.match(m)["task"] for m in asked} == {"one-pull", "batch-count"}
     played = {a.name for _, a in exp.pairs() if ":" in a.name and "trained" not in a.name}
-    assert len(played) == 9  # trained:MODEL resolved to ALGO:PATH
+    assert len(played) == 9 + tuned  # trained:MODEL resolved to ALGO:PATH
 
 
 def test_tuned_hyper_parameters_add_a_variant_and_nothing_else() -> None:
@@ -159,8 +170,6 @@ def test_tuned_hyper_parameters_add_a_variant_and_nothing_else() -> None:
 
 def test_shipped_searches_make_the_shipped_config(tmp_path, monkeypatch) -> None:
     """ship-tuned writes the records; config (no --tuned) then trains their variants."""
-    from topk_bench import rl_tuning
-
     monkeypatch.setattr(rl_tuning, "SHIPPED_TUNED", tmp_path / "shipped" / "tuned.json")
     assert rl_tuning.shipped_tuned() == {} and rl_tuning.shipped_records() == []
     records = {

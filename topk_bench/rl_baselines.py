@@ -192,12 +192,13 @@ def experiment_config(
             "Nature 2015) from stable-baselines3 (Raffin et al., JMLR 22(268), 2021); "
             "RecurrentPPO and MaskablePPO (Huang & Ontanon, FLAIRS 2022) from sb3-contrib; "
             "normalised scores, IQM and stratified bootstrap after Agarwal et al., NeurIPS "
-            "2021; the (b, r)-batch model of Jun, Jamieson, Nowak, Zhu (AISTATS 2016)."
+            "2021; the (b, r)-batch model of Jun, Jamieson, Nowak, Zhu (AISTATS 2016)"
             + (
                 "; hyper-parameter search with Optuna's TPE sampler (Akiba et al., KDD 2019)"
                 if tuned
                 else ""
             )
+            + "."
         ),
         "metrics": ["aggregate_regret", "misidentified", "batches"],
         "runs": episodes,
