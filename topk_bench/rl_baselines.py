@@ -860,6 +860,8 @@ def report(out: str | os.PathLike[str], n_resamples: int = 2000, seed: int = 0) 
     if not gains.empty:
         lines += [
             "",
+            "### Tuned against default",
+            "",
             "Tuned against default hyper-parameters, paired over the held-out episodes "
             "(tuned - default; negative: tuning helped):",
             "",
