@@ -65,7 +65,12 @@ def test_config_loads_and_points_play_their_tasks_models() -> None:
     reduced = load("rl-baselines", reduced=True)
     played = {a.name for _, a in reduced.pairs() if a.name.startswith("trained:")}
     # seed 0 of each algorithm on one-pull and batch-count, and of their tuned variants
-    assert len(played) == 9 + sum(task in ("one-pull", "batch-count") for task, _ in tuned)
+    assert len(played) == 9 + _reduced_tuned()
+
+
+def _reduced_tuned() -> int:
+    """The shipped tuned variants on the reduced run's tasks (one-pull, batch-count)."""
+    return sum(task in ("one-pull", "batch-count") for task, _ in rl_tuning.shipped_tuned())
 
 
 def _frame(scores: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
@@ -142,7 +147,7 @@ def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> 
         run, "train_missing", lambda specs, *a, **k: asked.extend(s.model for s in specs)
     )
     exp = run._with_models(load("rl-baselines", reduced=True), tmp_path, set(), 1, 0, False)
-    tuned = sum(task in ("one-pull", "batch-count") for task, _ in rl_tuning.shipped_tuned())
+    tuned = _reduced_tuned()
     assert len(asked) == 9 + tuned
     assert all(rl_baselines._NAME.match(m)["seed"] == "0" for m in asked)
     assert {rl_baselines._NAME.match(m)["task"] for m in asked} == {"one-pull", "batch-count"}

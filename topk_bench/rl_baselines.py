@@ -1091,11 +1091,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(to_toml(experiment_config(tuned=tuned)), end="")
         return 0
     if args.command == "searches":
-        from topk_bench.rl_tuning import search_table, shipped_records
+        from topk_bench.rl_tuning import read_records, search_table, shipped_records
 
-        paths = args.best
-        records = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
-        print(search_table(records if paths else shipped_records()))
+        records = [r for _, r in read_records(args.best)] if args.best else shipped_records()
+        print(search_table(records))
         return 0
     if args.command == "ship-tuned":
         from topk_bench.rl_tuning import ship_tuned

@@ -42,6 +42,7 @@ __all__ = [
     "SPACES",
     "TUNE_SEED0",
     "algo_kwargs",
+    "read_records",
     "read_tuned",
     "search_table",
     "ship_tuned",
@@ -277,9 +278,12 @@ def read_tuned(paths: Iterable[str | os.PathLike[str]]) -> dict[tuple[str, str],
     """``(task, algo) -> algo_kwargs`` from ``best.json`` files of :func:`tune` (for
     :func:`topk_bench.rl_baselines.experiment_config`); a pair given twice, a file
     without those keys or with a non-finite value is a ``ValueError`` naming it."""
-    return _tuned_of(
-        (str(path), json.loads(Path(path).read_text(encoding="utf-8"))) for path in paths
-    )
+    return _tuned_of(read_records(paths))
+
+
+def read_records(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, dict[str, Any]]]:
+    """``(path, record)`` of each ``best.json`` file of :func:`tune`, in the given order."""
+    return [(str(p), json.loads(Path(p).read_text(encoding="utf-8"))) for p in paths]
 
 
 def shipped_tuned() -> dict[tuple[str, str], dict[str, Any]]:
@@ -299,7 +303,7 @@ def ship_tuned(paths: Iterable[str | os.PathLike[str]]) -> Path:
     """Write the records of ``best.json`` files of :func:`tune` to :data:`SHIPPED_TUNED`
     (checked as :func:`read_tuned` checks them), in the ladder's task order; then
     ``config`` generates the shipped config with their tuned variants."""
-    named = [(str(p), json.loads(Path(p).read_text(encoding="utf-8"))) for p in paths]
+    named = read_records(paths)
     _tuned_of(named)
     SHIPPED_TUNED.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(_in_ladder_order(r for _, r in named), indent=1)
