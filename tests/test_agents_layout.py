@@ -38,6 +38,7 @@ ENGINE_ORDER = [
     "agents.engine.lowest_level",
     "agents.engine.level_bounds",
     "agents.engine.beta_math",
+    "agents.engine.normal_math",
     "agents.engine.posterior_top_set",
 ]
 FAMILIES = ["elimination", "lucb", "glr", "bayesian", "pac"]

@@ -1,4 +1,5 @@
-"""The top-k-set sampler of Beta posteriors (``bayes_ttts``) and its Beta tails and draws.
+"""The top-k-set sampler of Beta and normal posteriors (``bayes_ttts``, T3C), its tails and
+truncated draws.
 
 The bounds are concentration inequalities at a fixed failure probability ``DELTA`` (the
 seeds are fixed, so each test is deterministic; a correct sampler fails one with
@@ -22,6 +23,7 @@ from scipy import special, stats
 
 from agents.bayesian.beta_prior import beta_between, beta_tail, log_beta
 from agents.engine import posterior_top_set as pts
+from agents.engine.normal_math import normal_between, normal_tail
 
 DELTA = 1e-6
 
@@ -81,13 +83,52 @@ def test_beta_between_is_the_conditional_law(alpha, beta, lo, hi) -> None:
     assert ks <= math.sqrt(math.log(2 / DELTA) / (2 * draws.size))
 
 
-def _state(alpha, beta, k, levels=None, band=None):
+# (mean, sd, lo, hi): every branch of normal_between
+NORMAL_BETWEEN_CASES = [
+    (0.0, 1.0, 0.5, math.inf),  # right tail: exponential proposal
+    (0.0, 1.0, 0.0, 3.0),  # from 0, longer than the exponential's scale
+    (0.0, 1.0, 6.0, math.inf),  # far in the tail
+    (0.0, 1.0, 2.0, 2.1),  # a thin zone in the tail: uniform proposal
+    (0.0, 1.0, -math.inf, -1.0),  # left tail: mirrored
+    (0.0, 1.0, -3.0, -2.95),  # a thin zone in the left tail
+    (0.0, 1.0, -1.0, 1.5),  # across 0, wide: the untruncated normal
+    (0.0, 1.0, -math.inf, 0.3),  # across 0, one side infinite
+    (0.0, 1.0, -0.3, 0.5),  # across 0, short: uniform proposal
+    (0.55, 0.05, 0.62, 0.64),  # a posterior N(mean, sd^2)
+]
+
+
+@pytest.mark.parametrize("mean, sd, lo, hi", NORMAL_BETWEEN_CASES)
+def test_normal_between_is_the_conditional_law(mean, sd, lo, hi) -> None:
+    rng = np.random.default_rng(7)
+    draws = np.array([normal_between(mean, sd, lo, hi, rng) for _ in range(20_000)])
+    assert np.all((lo <= draws) & (draws <= hi))
+    dist = stats.truncnorm((lo - mean) / sd, (hi - mean) / sd, loc=mean, scale=sd)
+    ks = stats.kstest(draws, dist.cdf).statistic
+    assert ks <= math.sqrt(math.log(2 / DELTA) / (2 * draws.size))
+
+
+def test_normal_tail_is_scipys_survival_function() -> None:
+    """Over the body and far into the upper tail (down to 1e-300), to the rounding of the
+    standardised threshold ``t``: ``d log P / dt`` is about ``-t``, so a few ulps of ``t``
+    move the tail by about ``t^2`` ulps of it."""
+    t = np.linspace(-8.0, 37.0, 4501)
+    x = 0.3 + 0.7 * t
+    got = np.array([normal_tail(0.3, 0.7, v) for v in x])
+    want = stats.norm.sf(x, 0.3, 0.7)
+    assert np.all(np.abs(got - want) <= 2.0**-52 * (4 * t**2 + 16) * want)
+
+
+def _state(alpha, beta, k, levels=None, band=None, normal=False):
     st = pts.new_state(alpha.size)
     if band is not None:
         pts.set_band(st, *band)
+    if normal:
+        pts.set_normal(st)
     pts.update(alpha, beta, k, st, np.empty(0, np.int64))
     if levels is not None:  # forced levels: x_0, the top level, the arms between
-        pts._set_levels(alpha, beta, st, *levels, pts._posterior_groups(alpha, beta))
+        groups = pts._posterior_groups(alpha, beta, normal)
+        pts._set_levels(alpha, beta, st, *levels, groups)
     return st
 
 
@@ -119,8 +160,12 @@ def _law(rows):
     return {tuple(int(i) for i in key): int(c) for key, c in zip(keys, counts, strict=True)}
 
 
-def _full_draw_sets(alpha, beta, k, draws, seed):
-    theta = np.random.default_rng(seed).beta(alpha, beta, size=(draws, alpha.size))
+def _full_draw_sets(alpha, beta, k, draws, seed, normal=False):
+    rng = np.random.default_rng(seed)
+    if normal:
+        theta = rng.normal(alpha, beta, size=(draws, alpha.size))
+    else:
+        theta = rng.beta(alpha, beta, size=(draws, alpha.size))
     return np.sort(np.argpartition(-theta, k - 1, axis=1)[:, :k], axis=1)
 
 
@@ -135,29 +180,46 @@ TIERED = (np.array([4.0, 2, 3, 2, 4, 1, 5, 6]), np.array([4.0, 8, 8, 12, 10, 6, 
 _T3C_S = np.array([3.0, 3, 3, 2, 2, 2, 2, 0])
 _T3C_N = np.array([5.0, 5, 5, 4, 4, 2, 2, 1])
 T3C_POST = (1.0 + _T3C_S, 1.0 + _T3C_N - _T3C_S)
-SET_CASES = [
-    (*T3C_POST, 1, None),  # K = 1
-    (*T3C_POST, 3, None),
-    (*T3C_POST, 7, None),  # K = n - 1
-    (*T3C_POST, 3, (0.999, 0.9995, 1.0)),  # x_0 above every arm: the fallback, nearly always
-    (ALPHA, BETA, 1, None),
-    (ALPHA, BETA, 3, None),
-    (ALPHA, BETA, 3, (0.3, 0.7, 8.0)),
-    (ALPHA, BETA, 3, (0.85, 0.95, 4.0)),  # often fewer than k above x_0
-    (ALPHA, BETA, 3, (0.05, 0.2, 60.0)),  # often more than k above the top level
-    (ALPHA, BETA, 5, (0.6, 0.65, 40.0)),  # thin zones, 15 levels
-    (ALPHA, BETA, 5, None),
-    (*TIERED, 3, (0.45, 0.7, 8.0)),  # the tiers decide who is above x_0
-    (*TIERED, 2, None),
+# T3C's normal posteriors N(mean_a, sigma^2 / N_a) of Gaussian rewards (sigma = 1/2), with
+# ties of (mean, count): arms 0-2, 3-4 and 5-6
+_T3C_MEAN = np.array([0.6, 0.6, 0.6, 0.5, 0.5, 0.7, 0.7, 0.2])
+T3C_NORMAL = (_T3C_MEAN, 0.5 / np.sqrt(_T3C_N))
+# spread means and deviations; most arms far below the boundary (tiers) at k = 2
+_rng = np.random.default_rng(11)
+NORMAL = (_rng.normal(0.0, 1.0, 12), _rng.uniform(0.05, 0.8, 12))
+NORMAL_TIERED = (np.array([0.0, -1.0, -0.5, -2.0, 0.3, -1.5, 1.2, 1.0]), np.full(8, 0.4))
+SET_CASES = [  # (pa, pb, k, levels, normal posteriors)
+    (*T3C_POST, 1, None, False),  # K = 1
+    (*T3C_POST, 3, None, False),
+    (*T3C_POST, 7, None, False),  # K = n - 1
+    (*T3C_POST, 3, (0.999, 0.9995, 1.0), False),  # x_0 above every arm: the fallback
+    (ALPHA, BETA, 1, None, False),
+    (ALPHA, BETA, 3, None, False),
+    (ALPHA, BETA, 3, (0.3, 0.7, 8.0), False),
+    (ALPHA, BETA, 3, (0.85, 0.95, 4.0), False),  # often fewer than k above x_0
+    (ALPHA, BETA, 3, (0.05, 0.2, 60.0), False),  # often more than k above the top level
+    (ALPHA, BETA, 5, (0.6, 0.65, 40.0), False),  # thin zones, 15 levels
+    (ALPHA, BETA, 5, None, False),
+    (*TIERED, 3, (0.45, 0.7, 8.0), False),  # the tiers decide who is above x_0
+    (*TIERED, 2, None, False),
+    (*T3C_NORMAL, 1, None, True),
+    (*T3C_NORMAL, 3, None, True),
+    (*T3C_NORMAL, 7, None, True),
+    (*T3C_NORMAL, 3, (2.5, 2.6, 1.0), True),  # x_0 above every arm: the fallback
+    (*NORMAL, 3, None, True),
+    (*NORMAL, 3, (-3.0, -2.0, 60.0), True),  # often more than k above the top level
+    (*NORMAL, 5, (0.2, 0.3, 40.0), True),  # thin zones, 15 levels
+    (*NORMAL_TIERED, 2, (1.3, 1.8, 8.0), True),  # the tiers decide who is above x_0
+    (*NORMAL_TIERED, 2, None, True),
 ]
 
 
-def _assert_law_of_a_full_draw(alpha, beta, k, st, draws: int = 400_000) -> None:
+def _assert_law_of_a_full_draw(alpha, beta, k, st, draws=400_000, normal=False) -> None:
     """The sets sampled with ``st`` have the law of the top k of a full posterior draw:
     the law of the sets in L1 (Bretagnolle-Huber-Carol), and each arm's chance to be in
     (Hoeffding, a union bound over the arms), two samples of ``draws`` each."""
     got_rows = _sampled_sets(alpha, beta, k, st, draws, np.random.default_rng(1))
-    want_rows = _full_draw_sets(alpha, beta, k, draws, 2)
+    want_rows = _full_draw_sets(alpha, beta, k, draws, 2, normal)
     got, want = _law(got_rows), _law(want_rows)
     outcomes = math.comb(alpha.size, k)
     bound = 2 * math.sqrt(2 * (outcomes * math.log(2) + math.log(1 / DELTA)) / draws)
@@ -168,13 +230,13 @@ def _assert_law_of_a_full_draw(alpha, beta, k, st, draws: int = 400_000) -> None
     assert np.abs(inside[0] - inside[1]).max() <= bound
 
 
-@pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)
-def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels) -> None:
+@pytest.mark.parametrize("alpha, beta, k, levels, normal", SET_CASES)
+def test_top_set_has_the_law_of_a_full_draw(alpha, beta, k, levels, normal) -> None:
     """The sampled set's law is the top k of a full posterior draw
     (:func:`_assert_law_of_a_full_draw`)."""
-    st = _state(alpha, beta, k, levels)
+    st = _state(alpha, beta, k, levels, normal=normal)
     assert len(set(_sampled_sets(alpha, beta, k, st, 100, np.random.default_rng(0))[0])) == k
-    _assert_law_of_a_full_draw(alpha, beta, k, st)
+    _assert_law_of_a_full_draw(alpha, beta, k, st, normal=normal)
 
 
 def test_t3c_band_keeps_the_law_of_a_full_draw() -> None:
@@ -198,12 +260,12 @@ def test_set_band_rejects_a_band_out_of_order(band) -> None:
         pts.set_band(pts.new_state(3), *band)
 
 
-@pytest.mark.parametrize("alpha, beta, k, levels", SET_CASES)
-def test_each_arm_lands_in_each_zone_with_its_probability(alpha, beta, k, levels) -> None:
+@pytest.mark.parametrize("alpha, beta, k, levels, normal", SET_CASES)
+def test_each_arm_lands_in_each_zone_with_its_probability(alpha, beta, k, levels, normal) -> None:
     """One uniform per warm arm and the jumps through the tiers put arm ``i`` in zone
     ``z`` with probability ``Q[i, z - 1] - Q[i, z]`` (Hoeffding, union over arms and
     zones)."""
-    st = _state(alpha, beta, k, levels)
+    st = _state(alpha, beta, k, levels, normal=normal)
     draws = 400_000
     counts = _zone_counts(st, alpha.size, draws, np.random.default_rng(3))
     zones = int(st[3][pts.I_LEVELS]) + 1
@@ -214,6 +276,8 @@ def test_each_arm_lands_in_each_zone_with_its_probability(alpha, beta, k, levels
     assert counts[:, zones:].sum() == 0
     if alpha is TIERED[0] and levels is not None:
         assert st[6][pts.FIRST_TIER :].sum() >= 6  # most arms are visited by jumps
+    if alpha is NORMAL_TIERED[0] and levels is not None:
+        assert st[6][pts.FIRST_TIER :].sum() >= 5
 
 
 def test_tiers_and_levels_follow_the_posterior() -> None:
@@ -272,3 +336,46 @@ def test_posterior_groups_partition_the_arms_by_posterior() -> None:
         arms = order[starts[g] : starts[g + 1]]
         assert len(set(zip(alpha[arms].tolist(), beta[arms].tolist(), strict=True))) == 1
         assert log_b[g] == log_beta(alpha[arms[0]], beta[arms[0]])
+
+
+def test_normal_tails_and_tiers_follow_the_posterior() -> None:
+    """Normal posteriors: after updates the tails are the pulled arms' own (computed
+    again), and the sums and tiers those of a state built from scratch."""
+    rng = np.random.default_rng(6)
+    n, k, sigma = 300, 20, 0.5
+    counts = rng.integers(1, 30, n).astype(float)
+    sums = rng.normal(0.5, sigma / np.sqrt(counts)) * counts
+    mean, sd = sums / counts, sigma / np.sqrt(counts)
+    st = _state(mean, sd, k, normal=True)
+    for _ in range(400):
+        arms = rng.choice(n, size=int(rng.integers(1, 5)), replace=False)
+        counts[arms] += 1.0
+        sums[arms] += rng.normal(0.5 + 0.1 * (arms < k), sigma)
+        mean[arms], sd[arms] = sums[arms] / counts[arms], sigma / np.sqrt(counts[arms])
+        pts.update(mean, sd, k, st, arms)
+    levels = st[2][: int(st[3][pts.I_LEVELS])]
+    fresh = [[normal_tail(mean[i], sd[i], x) for x in levels] for i in range(n)]
+    assert np.array_equal(st[1][:, : levels.size], np.array(fresh))
+    for i in range(n):
+        assert st[7][0, i] == pts._tier(st[1][i, 0])
+        assert st[5][st[7][0, i], st[7][1, i]] == i
+    q0, qt = st[1][:, 0], st[1][:, levels.size - 1]
+    assert st[3][pts.I_SUM_LO] == pytest.approx(q0.sum(), abs=1e-9)
+    assert st[3][pts.I_SUM_HI] == pytest.approx(qt.sum(), abs=1e-9)
+    assert st[3][pts.I_CHOSEN] >= 2  # the levels were chosen again on the way
+
+
+def test_chosen_normal_levels_bracket_the_boundary() -> None:
+    """As for Beta posteriors: x_0 with k arms above it by at least the band's lower
+    edge, the top level with fewer than k; T3C's band."""
+    rng = np.random.default_rng(4)
+    for n, k in ((50, 5), (1000, 10), (1000, 100)):
+        counts = rng.integers(1, 40, n)
+        mean = rng.normal(0.5, 0.5 / np.sqrt(counts))
+        sd = 0.5 / np.sqrt(counts)
+        for band in (None, pts.T3C_BAND):
+            st = _state(mean, sd, k, band=band, normal=True)
+            info = st[3]
+            assert info[pts.I_CHOSEN] == 1.0
+            assert not pts._off_band(info, k)
+            assert info[pts.I_SUM_HI] <= k

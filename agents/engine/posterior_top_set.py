@@ -1,14 +1,17 @@
-"""The top-k set of one sample from independent Beta posteriors, drawing few arms.
+"""The top-k set of one sample from independent Beta or normal posteriors, drawing few arms.
 
-Thompson-style agents (``bayes_ttts``) need only *which* arms are the k largest of a
-posterior sample ``theta_i ~ Beta(alpha_i, beta_i)``, not the ``n`` values. This module
+Thompson-style agents (``bayes_ttts``, T3C) need only *which* arms are the k largest of
+a posterior sample, not the ``n`` values. The posterior of arm ``i`` has two parameters
+``(pa_i, pb_i)``: ``theta_i ~ Beta(pa_i, pb_i)`` (0/1 rewards), or, after
+:func:`set_normal`, ``theta_i ~ N(pa_i, pb_i^2)`` (Gaussian rewards). This module
 draws that set with its exact law while drawing values for a handful of arms:
 
 * **Levels.** ``L`` thresholds ``x_0 < ... < x_{L-1}`` around the top-k boundary cut
-  (0, 1) into zones; ``Q[i, j] = P(theta_i > x_j)`` is cached per arm: computed by
-  :func:`agents.engine.beta_math.beta_tail` when the levels are chosen (once per distinct
-  posterior: few are), and moved by the incomplete-beta recurrences after a pull (only
-  the pulled arms' posteriors change).
+  the real line into zones; ``Q[i, j] = P(theta_i > x_j)`` is cached per arm: computed
+  by :func:`agents.engine.beta_math.beta_tail` (:func:`agents.engine.normal_math.normal_tail`)
+  when the levels are chosen (once per distinct posterior: few are for Beta
+  posteriors), and after a pull for the pulled arms only (Beta: moved by the
+  incomplete-beta recurrences; normal: computed again, one ``erfc`` per level).
 * **Zones by one uniform.** ``u ~ U(0, 1)`` puts arm ``i`` in the zone its draw would
   fall in (above ``x_j`` iff ``u < Q[i, j]``). Arms far below the boundary (most of them)
   are visited by geometric jumps at rate ``2^-t`` for the tier ``t`` of arms with
@@ -16,14 +19,15 @@ draws that set with its exact law while drawing values for a handful of arms:
   independent Bernoulli events, without a uniform per arm.
 * **The boundary zone.** Counting from the top, the zone where the count reaches k is
   the only one whose arms need values: they are drawn conditioned on the zone
-  (:func:`agents.engine.beta_math.beta_between`) and the largest fill the set. If fewer than
+  (:func:`agents.engine.beta_math.beta_between`,
+  :func:`agents.engine.normal_math.normal_between`) and the largest fill the set. If fewer than
   k arms are above ``x_0`` the zone below it is drawn (rare by the choice of ``x_0``).
 
 The thresholds change only the cost, never the law: the sampled set is distributed as
 the top k of a full draw, up to the rounding of the cached tails (about 1e-13).
 ``tests/test_posterior_top_set.py`` checks the zones and the sets against full draws
 (Hoeffding and Bretagnolle-Huber-Carol bounds). The random numbers used are not those of
-a full ``rng.beta`` draw.
+a full ``rng.beta`` (``rng.normal``) draw.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ import numba
 import numpy as np
 
 from agents.engine.beta_math import beta_between, beta_tail, log_beta
+from agents.engine.normal_math import normal_between, normal_tail
 
-__all__ = ["assign_zones", "new_state", "sample_top_set", "update"]
+__all__ = ["assign_zones", "new_state", "sample_top_set", "set_band", "set_normal", "update"]
 
 #: The most levels (columns of ``Q``; a power of 2 for the zone search).
 LMAX = 16
@@ -62,19 +67,24 @@ T3C_BAND = (4.5, 2.0, 9.0)
 #: ``info`` layout: the number of levels (0: none yet), the sums over the arms of
 #: ``Q[0]`` and ``Q[0] (1 - Q[0])``, of the same at the top level, the posterior changes
 #: since the levels were chosen, how many times the levels were chosen, and the band
-#: (``_Z_SET``, ``_Z_LOW``, ``_Z_HIGH``; :func:`set_band`).
+#: (``_Z_SET``, ``_Z_LOW``, ``_Z_HIGH``; :func:`set_band`), the posteriors' family
+#: (``BETA`` or ``NORMAL``; :func:`set_normal`).
 I_LEVELS, I_SUM_LO, I_VAR_LO, I_SUM_HI, I_VAR_HI, I_SINCE, I_CHOSEN = range(7)
-I_Z_SET, I_Z_LOW, I_Z_HIGH = range(7, 10)
+I_Z_SET, I_Z_LOW, I_Z_HIGH, I_FAMILY = range(7, 11)
+#: The posteriors' family: ``Beta(pa, pb)`` or ``N(pa, pb^2)``.
+BETA, NORMAL = 0, 1
+#: The normal posteriors' levels are searched within this many deviations of the means.
+_NORMAL_REACH = 12.0
 
 
 @numba.njit(cache=True)
 def new_state(n):
     """The sampler's state for ``n`` arms (a tuple of arrays; see :func:`update`)."""
     return (
-        np.empty(n),  # 0 lbeta: log B(alpha_i, beta_i)
+        np.empty(n),  # 0 lbeta: log B(pa_i, pb_i) (Beta posteriors)
         np.zeros((n, LMAX)),  # 1 Q: tails at the levels (arm-major: a zone search reads one row)
         np.zeros(LMAX),  # 2 levels
-        np.array([0.0, 0, 0, 0, 0, 0, 0, _Z_SET, _Z_LOW, _Z_HIGH]),  # 3 info
+        np.array([0.0, 0, 0, 0, 0, 0, 0, _Z_SET, _Z_LOW, _Z_HIGH, BETA]),  # 3 info
         np.full((2, n), -1.0),  # 4 the posterior the tails are of
         np.empty((LAST_TIER + 1, n), dtype=np.int64),  # 5 the arms of each tier
         np.zeros(LAST_TIER + 1, dtype=np.int64),  # 6 the size of each tier
@@ -99,27 +109,34 @@ def set_band(st, z_set, z_low, z_high):
     info[I_Z_SET], info[I_Z_LOW], info[I_Z_HIGH] = z_set, z_low, z_high
 
 
+@numba.njit(cache=True, _nrt=False)
+def set_normal(st):
+    """Read the posteriors as normal, ``N(pa_i, pb_i^2)`` (``pb > 0``: the standard
+    deviations), before the first :func:`update`."""
+    st[3][I_FAMILY] = NORMAL
+
+
 @numba.njit(cache=True)
-def _posterior_groups(alpha, beta):
-    """The arms by posterior: ``(order, starts, log_b)``, the arms sorted by ``(alpha,
-    beta)``, group ``g`` = ``order[starts[g]:starts[g + 1]]`` (one posterior), ``log_b[g]``
-    its ``log B``. Few posteriors are distinct (in TTTS episodes of 1,000 arms, about
-    40 to 240): the levels are chosen on the groups."""
-    n = alpha.shape[0]
-    order = np.argsort(beta, kind="mergesort")
-    order = order[np.argsort(alpha[order], kind="mergesort")]
+def _posterior_groups(pa, pb, normal=False):
+    """The arms by posterior: ``(order, starts, log_b)``, the arms sorted by ``(pa,
+    pb)``, group ``g`` = ``order[starts[g]:starts[g + 1]]`` (one posterior), ``log_b[g]``
+    its ``log B`` (0 for ``normal`` posteriors). Few Beta posteriors are distinct (in TTTS
+    episodes of 1,000 arms, about 40 to 240): the levels are chosen on the groups."""
+    n = pa.shape[0]
+    order = np.argsort(pb, kind="mergesort")
+    order = order[np.argsort(pa[order], kind="mergesort")]
     starts = np.empty(n + 1, dtype=np.int64)
     g = 0
     for p in range(n):
         i = order[p]
-        if p == 0 or alpha[i] != alpha[order[p - 1]] or beta[i] != beta[order[p - 1]]:
+        if p == 0 or pa[i] != pa[order[p - 1]] or pb[i] != pb[order[p - 1]]:
             starts[g] = p
             g += 1
     starts[g] = n
     log_b = np.empty(g)
     for h in range(g):
         i = order[starts[h]]
-        log_b[h] = log_beta(alpha[i], beta[i])
+        log_b[h] = 0.0 if normal else log_beta(pa[i], pb[i])
     return order, starts[: g + 1], log_b
 
 
@@ -136,30 +153,30 @@ def _normal_sums(mean, sd, weight, x):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _exact_sums(alpha, beta, log_b, weight, x):
+def _exact_sums(pa, pb, log_b, weight, x):
     """``(sum q, sum q (1 - q))`` at ``x`` over the groups with the exact tails."""
     s = v = 0.0
-    for g in range(alpha.shape[0]):
-        q = beta_tail(alpha[g], beta[g], log_b[g], x)
+    for g in range(pa.shape[0]):
+        q = beta_tail(pa[g], pb[g], log_b[g], x)
         s += weight[g] * q
         v += weight[g] * q * (1.0 - q)
     return s, v
 
 
 @numba.njit(cache=True, _nrt=False)
-def _sums(alpha, beta, log_b, mean, sd, weight, x, exact):
+def _sums(pa, pb, log_b, mean, sd, weight, x, exact):
     if exact:
-        return _exact_sums(alpha, beta, log_b, weight, x)
+        return _exact_sums(pa, pb, log_b, weight, x)
     return _normal_sums(mean, sd, weight, x)
 
 
 @numba.njit(cache=True, _nrt=False)
-def _lowest_level(alpha, beta, log_b, mean, sd, weight, k, exact, z_set):
-    """About the largest ``x`` with k arms above by ``z_set`` deviations plus one."""
-    lo, hi = 0.0, 1.0  # n > k arms are above 0
-    for _ in range(16):
+def _lowest_level(pa, pb, log_b, mean, sd, weight, k, exact, z_set, lo, hi, steps):
+    """About the largest ``x`` in ``(lo, hi)`` with k arms above by ``z_set`` deviations
+    plus one (``n > k`` arms are above ``lo``), by ``steps`` bisections."""
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        s, v = _sums(alpha, beta, log_b, mean, sd, weight, mid, exact)
+        s, v = _sums(pa, pb, log_b, mean, sd, weight, mid, exact)
         if s - k >= z_set * math.sqrt(v) + 1.0:
             lo = mid
         else:
@@ -168,12 +185,13 @@ def _lowest_level(alpha, beta, log_b, mean, sd, weight, k, exact, z_set):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _top_level(alpha, beta, log_b, mean, sd, weight, k, exact, start, z_set):
-    """About the smallest ``x >= start`` short of k arms by as much, or with half an arm."""
-    lo, hi = start, 1.0
-    for _ in range(16):
+def _top_level(pa, pb, log_b, mean, sd, weight, k, exact, start, z_set, hi, steps):
+    """About the smallest ``x`` in ``(start, hi)`` short of k arms by as much, or with
+    half an arm."""
+    lo = start
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        s, v = _sums(alpha, beta, log_b, mean, sd, weight, mid, exact)
+        s, v = _sums(pa, pb, log_b, mean, sd, weight, mid, exact)
         if k - s >= z_set * math.sqrt(v) + 1.0 or s <= 0.5:
             hi = mid
         else:
@@ -228,12 +246,17 @@ def _count_arm(st, i):
 @numba.njit(cache=True, _nrt=False)
 def _set_row(st, i, a, b, log_b):
     """Arm ``i``'s ``log B`` and its tails at every level for ``Beta(a, b)``
-    (:func:`beta_tail`); the columns past the levels 0 (the zone search reads them all)."""
+    (:func:`beta_tail`), or for ``N(a, b^2)`` (:func:`normal_tail`); the columns past the
+    levels 0 (the zone search reads them all)."""
     lbeta, q, levels, info = st[0], st[1], st[2], st[3]
     used = int(info[I_LEVELS])
     lbeta[i] = log_b
-    for j in range(used):
-        q[i, j] = beta_tail(a, b, log_b, levels[j])
+    if info[I_FAMILY] == NORMAL:
+        for j in range(used):
+            q[i, j] = normal_tail(a, b, levels[j])
+    else:
+        for j in range(used):
+            q[i, j] = beta_tail(a, b, log_b, levels[j])
     q[i, used:] = 0.0
 
 
@@ -291,25 +314,26 @@ def _off_band(info, k):
 
 
 @numba.njit(cache=True)
-def _set_levels(alpha, beta, st, x_lo, x_hi, spread, groups):
+def _set_levels(pa, pb, st, x_lo, x_hi, spread, groups):
     """``L`` levels evenly from ``x_lo`` to ``x_hi`` (``spread`` arms between), every
     arm's tails (once per group of :func:`_posterior_groups`, with the group's fresh
     ``log B``) and tiers."""
     lbeta, q, levels, info = st[0], st[1], st[2], st[3]
     order, starts, log_b = groups
-    n = alpha.shape[0]
+    n = pa.shape[0]
     zones = min(max(math.ceil(spread / ARMS_PER_ZONE), 1), LMAX - 1)
     logs = st[13]
     for j in range(zones + 1):
         levels[j] = x_lo + (x_hi - x_lo) * j / zones
-        logs[0, j] = math.log(levels[j]) if levels[j] > 0.0 else -math.inf
-        logs[1, j] = math.log1p(-levels[j]) if levels[j] < 1.0 else -math.inf
+        if info[I_FAMILY] == BETA:  # (for the recurrences)
+            logs[0, j] = math.log(levels[j]) if levels[j] > 0.0 else -math.inf
+            logs[1, j] = math.log1p(-levels[j]) if levels[j] < 1.0 else -math.inf
     info[I_LEVELS] = zones + 1
     info[I_SUM_LO] = info[I_VAR_LO] = info[I_SUM_HI] = info[I_VAR_HI] = 0.0
     info[I_SINCE] = 0.0
     for g in range(log_b.shape[0]):
         first = order[starts[g]]
-        _set_row(st, first, alpha[first], beta[first], log_b[g])
+        _set_row(st, first, pa[first], pb[first], log_b[g])
         for p in range(starts[g] + 1, starts[g + 1]):
             i = order[p]
             lbeta[i] = log_b[g]
@@ -321,50 +345,64 @@ def _set_levels(alpha, beta, st, x_lo, x_hi, spread, groups):
 
 
 @numba.njit(cache=True)
-def _choose_levels(alpha, beta, k, st):
+def _choose_levels(pa, pb, k, st):
     """Levels for the current posterior: ``x_0`` and the top level by bisection on the
     normal approximation of every posterior, and on the exact tails if ``x_0`` then
-    misses its band (wide posteriors: few pulls); the rest evenly between."""
+    misses its band (wide Beta posteriors: few pulls; the normal posteriors' are their
+    own); the rest evenly between."""
     info = st[3]
-    groups = _posterior_groups(alpha, beta)
+    normal = info[I_FAMILY] == NORMAL
+    groups = _posterior_groups(pa, pb, normal)
     order, starts, log_b = groups
     size = log_b.shape[0]
     ga, gb, weight = np.empty(size), np.empty(size), np.empty(size)
     mean, sd = np.empty(size), np.empty(size)
     for g in range(size):
         i = order[starts[g]]
-        ga[g], gb[g], weight[g] = alpha[i], beta[i], starts[g + 1] - starts[g]
-        tot = ga[g] + gb[g]
-        mean[g] = ga[g] / tot
-        sd[g] = math.sqrt(2.0 * ga[g] * gb[g] / (tot * tot * (tot + 1.0)))
+        ga[g], gb[g], weight[g] = pa[i], pb[i], starts[g + 1] - starts[g]
+        if normal:
+            mean[g], sd[g] = ga[g], math.sqrt(2.0) * gb[g]
+        else:
+            tot = ga[g] + gb[g]
+            mean[g] = ga[g] / tot
+            sd[g] = math.sqrt(2.0 * ga[g] * gb[g] / (tot * tot * (tot + 1.0)))
+    lo, hi, steps = 0.0, 1.0, 16  # (0, 1) holds every Beta draw
+    if normal:  # every arm above lo and none above hi but with probability < 1e-32
+        lo, hi, steps = np.inf, -np.inf, 24
+        for g in range(size):
+            lo = min(lo, ga[g] - _NORMAL_REACH * gb[g])
+            hi = max(hi, ga[g] + _NORMAL_REACH * gb[g])
     for exact in (False, True):
-        x_lo = _lowest_level(ga, gb, log_b, mean, sd, weight, k, exact, info[I_Z_SET])
-        x_hi = _top_level(ga, gb, log_b, mean, sd, weight, k, exact, x_lo, info[I_Z_SET])
+        z_set = info[I_Z_SET]
+        x_lo = _lowest_level(ga, gb, log_b, mean, sd, weight, k, exact, z_set, lo, hi, steps)
+        x_hi = _top_level(ga, gb, log_b, mean, sd, weight, k, exact, x_lo, z_set, hi, steps)
         s_lo, _ = _sums(ga, gb, log_b, mean, sd, weight, x_lo, exact)
         s_hi, _ = _sums(ga, gb, log_b, mean, sd, weight, x_hi, exact)
-        _set_levels(alpha, beta, st, x_lo, x_hi, s_lo - s_hi, groups)
+        _set_levels(pa, pb, st, x_lo, x_hi, s_lo - s_hi, groups)
         info[I_CHOSEN] += 1.0
-        if not _off_band(info, k):
+        if normal or not _off_band(info, k):
             break
 
 
 @numba.njit(cache=True, _nrt=False)
-def _fold(alpha, beta, st, arms):
+def _fold(pa, pb, st, arms):
     """The new tails, sums and tiers of the ``arms`` whose posterior changed (the part of
     :func:`update` run at every pull: it allocates nothing)."""
     q, info, seen = st[1], st[3], st[4]
+    normal = info[I_FAMILY] == NORMAL
     for i in arms:
-        if alpha[i] == seen[0, i] and beta[i] == seen[1, i]:
+        if pa[i] == seen[0, i] and pb[i] == seen[1, i]:
             continue
         _unset_arm(st, i)
-        wins, losses = np.rint(alpha[i] - seen[0, i]), np.rint(beta[i] - seen[1, i])
-        if 0.0 <= wins and 0.0 <= losses and wins + losses <= _MAX_STEPS:
+        wins, losses = np.rint(pa[i] - seen[0, i]), np.rint(pb[i] - seen[1, i])
+        if normal:
+            _set_row(st, i, pa[i], pb[i], 0.0)
+        elif 0.0 <= wins and 0.0 <= losses and wins + losses <= _MAX_STEPS:
             _step_arm(st, i, seen[0, i], seen[1, i], int(wins), int(losses))
-            _count_arm(st, i)
         else:
-            _set_row(st, i, alpha[i], beta[i], log_beta(alpha[i], beta[i]))
-            _count_arm(st, i)
-        seen[0, i], seen[1, i] = alpha[i], beta[i]
+            _set_row(st, i, pa[i], pb[i], log_beta(pa[i], pb[i]))
+        _count_arm(st, i)
+        seen[0, i], seen[1, i] = pa[i], pb[i]
         t = _tier(q[i, 0])
         if t != st[7][0, i]:
             _unplace(st, i)
@@ -373,26 +411,27 @@ def _fold(alpha, beta, st, arms):
 
 
 @numba.njit(cache=True)
-def update(alpha, beta, k, st, arms):
-    """Bring the state up to date with the posterior ``Beta(alpha, beta)``.
+def update(pa, pb, k, st, arms):
+    """Bring the state up to date with the posterior ``Beta(pa, pb)`` (``N(pa, pb^2)``
+    after :func:`set_normal`).
 
     ``arms``: the arms whose posterior may have changed since the last call (the arms
-    just pulled); all arms at the first call. They get new tails (one per level; by
-    :func:`_step_arm` when the posterior only gained up to ``_MAX_STEPS`` pulls). The
+    just pulled); all arms at the first call. They get new tails (one per level; for a
+    Beta posterior by :func:`_step_arm` when it only gained up to ``_MAX_STEPS`` pulls). The
     levels are chosen again when the counts above them leave their bands (see
     :func:`_off_band`), at most once per ``n / 8`` changed posteriors, and at the first
     call.
     """
-    n = alpha.shape[0]
+    n = pa.shape[0]
     info, seen = st[3], st[4]
     if info[I_LEVELS] == 0.0:
         for i in range(n):
-            seen[0, i], seen[1, i] = alpha[i], beta[i]
-        _choose_levels(alpha, beta, k, st)  # (sets every lbeta)
+            seen[0, i], seen[1, i] = pa[i], pb[i]
+        _choose_levels(pa, pb, k, st)  # (sets every lbeta)
         return
-    _fold(alpha, beta, st, arms)
+    _fold(pa, pb, st, arms)
     if info[I_SINCE] * 8.0 >= n and _off_band(info, k):
-        _choose_levels(alpha, beta, k, st)
+        _choose_levels(pa, pb, k, st)
 
 
 @numba.njit(cache=True, _nrt=False, inline="always")
@@ -441,14 +480,15 @@ def assign_zones(st, rng):
 
 
 @numba.njit(cache=True, _nrt=False)
-def sample_top_set(alpha, beta, k, st, rng, members):
-    """``members[:k]`` = the top k of one sample ``theta ~ Beta(alpha, beta)`` (see the
+def sample_top_set(pa, pb, k, st, rng, members):
+    """``members[:k]`` = the top k of one sample ``theta ~ Beta(pa, pb)`` (or ``N(pa,
+    pb^2)``, :func:`set_normal`; see the
     module docstring; :func:`update` must have seen this posterior).
 
     The order: the arms above the boundary zone in the order they were found, then the
     boundary zone's chosen arms by decreasing draw (equal draws have probability zero).
     """
-    n = alpha.shape[0]
+    n = pa.shape[0]
     lbeta, q, levels, info = st[0], st[1], st[2], st[3]
     rec, rec_zone, theta, flag, count = st[8], st[9], st[10], st[11], st[12]
     top = int(info[I_LEVELS]) - 1  # zones 0 (below x_0) .. top + 1 (above x_top)
@@ -484,12 +524,16 @@ def sample_top_set(alpha, beta, k, st, rng, members):
         for j in range(cand):
             members[got + j] = rec[j]
         return
-    lo = levels[z - 1] if z >= 1 else 0.0
-    hi = levels[z] if z <= top else 1.0
+    normal = info[I_FAMILY] == NORMAL
+    lo = levels[z - 1] if z >= 1 else (-np.inf if normal else 0.0)
+    hi = levels[z] if z <= top else (np.inf if normal else 1.0)
     for j in range(cand):
         i = rec[j]
-        mass = (q[i, z - 1] if z >= 1 else 1.0) - (q[i, z] if z <= top else 0.0)
-        theta[j] = beta_between(alpha[i], beta[i], lbeta[i], lo, hi, mass, rng)
+        if normal:
+            theta[j] = normal_between(pa[i], pb[i], lo, hi, rng)
+        else:
+            mass = (q[i, z - 1] if z >= 1 else 1.0) - (q[i, z] if z <= top else 0.0)
+            theta[j] = beta_between(pa[i], pb[i], lbeta[i], lo, hi, mass, rng)
     for j in range(take):  # the take largest draws by selection (few: one zone's arms)
         best = j
         for c in range(j + 1, cand):

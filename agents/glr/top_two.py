@@ -39,17 +39,17 @@ of a sampled leader set: all of them), one draw each.
 
 Cost per pull: EB leader, the update of the pulled arm and a query on the fronts (a
 few hundred ns at n = 1000, ``benchmarks/glr_fronts_speed.py``). T3C: also its leader
-set and challenger. On 0/1 rewards (Beta posteriors) the leader set is drawn by
-:mod:`agents.engine.posterior_top_set` with the law of the top ``k`` of a full
-posterior draw, drawing values for a handful of arms (the pulled arm's cached tails move
-in O(levels); the levels are chosen again, O(n log n), when the posterior drifts); the
-challenger pair by :func:`agents.glr.fronts.ordered_set_query`, over the order of all
-arms by mean kept across pulls: O(k) for the zero-cost pairs (a sampled set that is not
-a top set by mean), else the fronts of the leader set, O(k log k + D), D distinct pull
-counts. About 3 us per pull at n = 1000, K = 10 and 4.6 us at K = 100
-(``benchmarks/agent_speed.py``), half of it the sampler (docs/performance.md). Gaussian
-posteriors and rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull),
-as does TTTS.
+set and challenger. On 0/1 rewards (Beta posteriors) and with the Gaussian divergence
+(normal posteriors) the leader set is drawn by :mod:`agents.engine.posterior_top_set`
+with the law of the top ``k`` of a full posterior draw, drawing values for a handful of
+arms (the pulled arm's cached tails move in O(levels); the levels are chosen again,
+O(n log n), when the posterior drifts); the challenger pair by
+:func:`agents.glr.fronts.ordered_set_query`, over the order of all arms by mean kept
+across pulls: O(k) for the zero-cost pairs (a sampled set that is not a top set by
+mean), else the fronts of the leader set, O(k log k + D), D distinct pull counts. About 3 us per pull at n = 1000, K = 10 and 4.6 us at K = 100
+(``benchmarks/agent_speed.py``), half of it the sampler (docs/performance.md); about the
+same on Gaussian rewards. Beta posteriors of rewards in [0, 1] that are not 0/1 still
+draw every arm (O(n) per pull), as does TTTS.
 """
 
 from __future__ import annotations
@@ -89,8 +89,9 @@ NP = 14
 EB, TS = 0, 1
 TC, TCI, RESAMPLE = 0, 1, 2
 #: how a TS leader set is drawn: a value for every arm, or the top-set sampler of
-#: :mod:`agents.engine.posterior_top_set` on the Beta posteriors of 0/1 rewards.
-FULL, BETA_SET = 0, 1
+#: :mod:`agents.engine.posterior_top_set` on the Beta posteriors of 0/1 rewards or on the
+#: normal posteriors of the Gaussian divergence.
+FULL, BETA_SET, NORMAL_SET = 0, 1, 2
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -102,6 +103,15 @@ def _posterior_sample(family, sigma, counts, means, rng, out):
         else:
             s = means[a] * c
             out[a] = rng.beta(1.0 + s, 1.0 + c - s)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _normal_posterior_into(sigma, counts, means, mean, sd, arms):
+    """The flat-prior normal posterior ``N(mean_a, sigma^2 / N_a)`` of the listed
+    ``arms``: ``mean`` and ``sd`` overwritten there."""
+    for a in arms:
+        mean[a] = means[a]
+        sd[a] = sigma / math.sqrt(float(counts[a]))
 
 
 @numba.njit(cache=True)
@@ -156,9 +166,15 @@ def _build(ctx, prm):
     one = np.zeros(1, dtype=np.int64)
     ordered = pruned and leader_rule == TS and challenger == TC  # T3C: the order of all arms
     G = fronts.build_order(means if ordered else means[:1])
-    if sampler == BETA_SET:
+    if sampler != FULL:
         posterior_top_set.set_band(st, *posterior_top_set.T3C_BAND)
-        posterior_into(1.0, 1.0, counts, means, post_a, post_b)
+        if sampler == NORMAL_SET:
+            posterior_top_set.set_normal(st)
+            _normal_posterior_into(
+                ctx.fv[engine.SIGMA], counts, means, post_a, post_b, np.arange(n)
+            )
+        else:
+            posterior_into(1.0, 1.0, counts, means, post_a, post_b)
         posterior_top_set.update(post_a, post_b, k, st, one[:0])
     S, F = fronts.build_top(counts, means, k)
     return (
@@ -203,9 +219,12 @@ def _step(W, ctx, prm, pulled):
         fronts.pulled(S, counts, means, pulled)
         if ordered:
             fronts.order_pulled(G, means, pulled)
-    if sampler == BETA_SET and pulled >= 0:
+    if sampler != FULL and pulled >= 0:
         one[0] = pulled
-        posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
+        if sampler == NORMAL_SET:
+            _normal_posterior_into(sigma, counts, means, post_a, post_b, one)
+        else:
+            posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
         posterior_top_set.update(post_a, post_b, k, st, one)
     z, i, j = stopping.empirical_statistic(
         pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
@@ -225,7 +244,7 @@ def _step(W, ctx, prm, pulled):
                     m = a
             if counts[m] < floor:
                 return False, m
-    if sampler == BETA_SET:
+    if sampler != FULL:
         for a in lead:
             in_lead[a] = 0
         posterior_top_set.sample_top_set(post_a, post_b, k, st, rng, lead)
@@ -410,12 +429,15 @@ class TopTwo(stopping.GLRAgent):
         return tuple(prm[P_BETA:P_PRUNED])
 
     def _sampler(self) -> int:
-        """How the TS leader set is drawn (T3C; TTTS keeps a value for every arm)."""
+        """How the TS leader set is drawn (T3C; TTTS keeps a value for every arm): the
+        top-set sampler on Beta posteriors of 0/1 rewards and on normal posteriors."""
         if self.leader != TS or self.challenger != TC:
             return FULL
         name = self.problem.distribution if self.divergence == "auto" else self.divergence
         if name == "bernoulli" and self.problem.distribution == "bernoulli":
             return BETA_SET
+        if name == "gaussian":
+            return NORMAL_SET
         return FULL
 
     def __repr__(self) -> str:
@@ -484,8 +506,9 @@ class T3C(TopTwo):
         (You et al. 2023's top-k form).
 
     Defaults: coin selection (``tracking=False``), no forced exploration. Posteriors:
-    :mod:`agents.glr.top_two`; on 0/1 rewards the sampled top set is drawn without a
-    value for every arm (same law; cost: :mod:`agents.glr.top_two`). Arguments:
+    :mod:`agents.glr.top_two`; on 0/1 rewards and with the Gaussian divergence the
+    sampled top set is drawn without a value for every arm (same law; cost:
+    :mod:`agents.glr.top_two`). Arguments:
     :class:`agents.glr.top_two.TopTwo`.
     """
 
