@@ -5,7 +5,8 @@ Prints, in CPU time on one core (``time.process_time``), after one warm-up episo
 1. pulls per second of every registered agent through ``agents.run_episode`` on a
    ``gym.make("TopK-Batch-v0")`` env, two-level instance (0.6 / 0.5), n = 1000,
    budget 20n, K in {10, 100}, (b, r) = (1, 1) and ``batch_size=None`` (target 1e6);
-   fixed-confidence agents play in fixed budget (anytime);
+   fixed-confidence agents play in fixed budget (anytime); ``--rewards gaussian``: the
+   same means with Gaussian rewards, sigma = 0.5;
 2. the cost of a batch with b <= 64 (target: at most 2 us + 50 ns per pull; not for the
    agents slower by the nature of their step, ``SLOW_STEP``), with
    independent rewards and with paired ones (the runner's): amortised over a budget-20n
@@ -19,6 +20,7 @@ Usage::
 
     python benchmarks/agent_speed.py                # everything
     python benchmarks/agent_speed.py --agents lucb sar --quick
+    python benchmarks/agent_speed.py --agents eb_tc t3c --sections 1 --rewards gaussian
 """
 
 from __future__ import annotations
@@ -48,12 +50,23 @@ def _compiled(name: str) -> bool:
     return getattr(cls, "kernel", None) is not None
 
 
-def pulls_per_second(name: str, n: int, k: int, batch_size: int | None, episodes: int) -> float:
+def _two_level(n: int, k: int, rewards: str) -> object:
+    """zhou2014-two-level (0.6 for the k best arms, 0.5 else) with ``rewards``."""
+    if rewards == "bernoulli":
+        return "zhou2014-two-level"
+    means = np.full(n, 0.5)
+    means[:k] = 0.6
+    return bandit_envs.instances.from_means(means, k=k, distribution=rewards, sigma=0.5)
+
+
+def pulls_per_second(
+    name: str, n: int, k: int, batch_size: int | None, episodes: int, rewards: str = "bernoulli"
+) -> float:
+    instance = _two_level(n, k, rewards)
     env = gym.make(
         "TopK-Batch-v0",
-        instance="zhou2014-two-level",
-        n_arms=n,
-        k=k,
+        instance=instance,
+        **({"n_arms": n, "k": k} if isinstance(instance, str) else {}),
         budget=20 * n,
         batch_size=batch_size,
         repeat_limit=1 if batch_size is not None else None,
@@ -148,11 +161,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", nargs="*", default=None)
     parser.add_argument("--quick", action="store_true", help="fewer episodes")
+    parser.add_argument(
+        "--sections", default="1234", help="the sections to run, e.g. 1 or 23 (default: all)"
+    )
+    parser.add_argument(
+        "--rewards",
+        choices=("bernoulli", "gaussian"),
+        default="bernoulli",
+        help="rewards of section 1's instance (gaussian: sigma = 0.5)",
+    )
     args = parser.parse_args()
     names = [a for a in (args.agents or agents.available()) if _compiled(a)]
     skipped = [a for a in (args.agents or agents.available()) if not _compiled(a)]
     episodes = 2 if args.quick else 5
-    print("1. pulls/s, n = 1000, budget 20n (CPU time; target 1e6)")
+    if "1" in args.sections:
+        pulls_table(names, skipped, episodes, args.rewards)
+    if "2" in args.sections:
+        batch_table(names, episodes)
+    if "3" in args.sections:
+        big_table(names)
+    if "4" in args.sections:
+        warmup_table(names)
+
+
+def pulls_table(names: list[str], skipped: list[str], episodes: int, rewards: str) -> None:
+    """Section 1."""
+    print(f"1. pulls/s, n = 1000, budget 20n, {rewards} rewards (CPU time; target 1e6)")
     print(
         f"{'agent':16s} {'K=10 b=1':>12s} {'K=100 b=1':>12s} {'K=10 None':>12s} {'K=100 None':>12s}"
     )
@@ -164,7 +198,7 @@ def main() -> None:
                 if cls.k_values is not None and k not in cls.k_values:
                     cells.append("-")
                     continue
-                rate = pulls_per_second(name, 1000, k, b, episodes)
+                rate = pulls_per_second(name, 1000, k, b, episodes, rewards)
                 cells.append(f"{rate / 1e6:.2f}M" if rate >= 1e5 else f"{rate / 1e3:.1f}k")
         print(
             f"{name:16s} " + " ".join(f"{c:>12s}" for c in (cells[0], cells[1], cells[2], cells[3]))
@@ -174,6 +208,10 @@ def main() -> None:
             f"(not compiled, not measured: {', '.join(skipped)}; bayes_dp is an exact dynamic "
             "program over posterior states, for families of a few arms: it cannot play n = 1000)"
         )
+
+
+def batch_table(names: list[str], episodes: int) -> None:
+    """Section 2."""
     print("\n2. batch cost, n = 1000, K = 10, (b, r) = (b, b) (target <= 2 us + 50 ns/pull)")
     for name in names:
         if agents.agent_class(name).k_values is not None or name in SLOW_STEP:
@@ -187,10 +225,18 @@ def main() -> None:
                     f" = {ns:6.1f} ns/pull, marginal {marginal:5.2f} us/batch"
                     f" (target {2 + 0.05 * b:.2f} us)"
                 )
+
+
+def big_table(names: list[str]) -> None:
+    """Section 3."""
     print("\n3. seconds per episode, n = 12,979, K = 100, budget 20n, batch_size=None (target 1 s)")
     for name in ELIMINATION:
         if name in names:
             print(f"{name:16s} {big_episode(name):.3f} s")
+
+
+def warmup_table(names: list[str]) -> None:
+    """Section 4."""
     print("\n4. fresh process: cold (empty numba cache: compile) and warm (kernels from the cache)")
     with tempfile.TemporaryDirectory() as cache:
         print(f"cold: {fresh_process_warmup(names, cache)}")
