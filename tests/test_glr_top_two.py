@@ -230,7 +230,7 @@ def test_t3c_plays_its_top_set_sampler_as_a_full_posterior_draw(dist, monkeypatc
     """The arm pulled at pull 201 (mean counts from 8 to 56 by then) has the same law with the
     leader set drawn by the sampler and by a value for every arm: two samples of 4,000
     seeded episodes within twice the Bretagnolle-Huber-Carol bound (failure 1e-6). The
-    bound (0.19) catches normal posteriors with ``sigma`` for ``sigma / sqrt(N_a)`` (0.28
+    bound (0.19) catches normal posteriors with ``sigma`` for ``sigma / sqrt(N_a)`` (0.27
     measured; a correct sampler 0.02)."""
     seeds = range(4000)
     sampled = _pull_after(dist, 200, seeds)
