@@ -394,13 +394,14 @@ def _fold(pa, pb, st, arms):
         if pa[i] == seen[0, i] and pb[i] == seen[1, i]:
             continue
         _unset_arm(st, i)
-        wins, losses = np.rint(pa[i] - seen[0, i]), np.rint(pb[i] - seen[1, i])
         if normal:
             _set_row(st, i, pa[i], pb[i], 0.0)
-        elif 0.0 <= wins and 0.0 <= losses and wins + losses <= _MAX_STEPS:
-            _step_arm(st, i, seen[0, i], seen[1, i], int(wins), int(losses))
         else:
-            _set_row(st, i, pa[i], pb[i], log_beta(pa[i], pb[i]))
+            wins, losses = np.rint(pa[i] - seen[0, i]), np.rint(pb[i] - seen[1, i])
+            if 0.0 <= wins and 0.0 <= losses and wins + losses <= _MAX_STEPS:
+                _step_arm(st, i, seen[0, i], seen[1, i], int(wins), int(losses))
+            else:
+                _set_row(st, i, pa[i], pb[i], log_beta(pa[i], pb[i]))
         _count_arm(st, i)
         seen[0, i], seen[1, i] = pa[i], pb[i]
         t = _tier(q[i, 0])
