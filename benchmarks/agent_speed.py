@@ -51,11 +51,10 @@ def _compiled(name: str) -> bool:
 
 
 def _two_level(n: int, k: int, rewards: str) -> object:
-    """zhou2014-two-level (0.6 for the k best arms, 0.5 else) with ``rewards``."""
+    """zhou2014-two-level with ``rewards`` (the catalog's means; Gaussian: sigma = 0.5)."""
     if rewards == "bernoulli":
         return "zhou2014-two-level"
-    means = np.full(n, 0.5)
-    means[:k] = 0.6
+    means = bandit_envs.instances.make("zhou2014-two-level", n, k).means()
     return bandit_envs.instances.from_means(means, k=k, distribution=rewards, sigma=0.5)
 
 

@@ -28,6 +28,17 @@ def normal_tail(mean, sd, x):
 
 
 @numba.njit(cache=True, _nrt=False)
+def _uniform_proposal(a, b, peak, rng):
+    """``Z ~ N(0, 1)`` conditioned on ``a < Z < b`` (finite), by uniform proposals kept
+    with probability ``exp((peak^2 - z^2) / 2)``, ``peak`` the point of ``[a, b]`` nearest
+    0 (where the density is largest)."""
+    while True:
+        z = a + (b - a) * rng.random()
+        if rng.random() < math.exp(0.5 * (peak - z) * (peak + z)) and a < z:
+            return z
+
+
+@numba.njit(cache=True, _nrt=False)
 def _right_of_zero(a, b, rng):
     """``Z ~ N(0, 1)`` conditioned on ``a < Z < b``, ``0 <= a < b <= inf``.
 
@@ -43,10 +54,7 @@ def _right_of_zero(a, b, rng):
             z = a + rng.standard_exponential() / lam
             if z < b and rng.random() < math.exp(-0.5 * (z - lam) * (z - lam)):
                 return z
-    while True:
-        z = a + (b - a) * rng.random()
-        if rng.random() < math.exp(0.5 * (a - z) * (a + z)) and a < z:
-            return z
+    return _uniform_proposal(a, b, a, rng)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -67,10 +75,7 @@ def std_normal_between(a, b, rng):
             z = rng.standard_normal()
             if a < z < b:
                 return z
-    while True:
-        z = a + (b - a) * rng.random()
-        if rng.random() < math.exp(-0.5 * z * z) and a < z:
-            return z
+    return _uniform_proposal(a, b, 0.0, rng)
 
 
 @numba.njit(cache=True, _nrt=False)
