@@ -45,3 +45,20 @@ def test_top_k_into_matches_the_sorting_definition(levels: int) -> None:
         _top_k_reference(values, cand, k, rng_want, want, start)
         assert np.array_equal(got, want), (trial, n, k)
         assert rng_got.random() == rng_want.random()  # the same draws consumed
+
+
+@pytest.mark.parametrize("levels", [1, 3, 1000])
+def test_kth_smallest_is_the_partition_value_for_every_rank(levels: int) -> None:
+    """Quickselect on indices: ``np.partition``'s value at every rank, runs of ties
+    included; the indices are only permuted."""
+    gen = np.random.default_rng(11)
+    for _ in range(60):
+        m = int(gen.integers(1, 90))
+        values = gen.integers(0, levels, size=m + 5) / levels
+        values[gen.random(m + 5) < 0.1] = -np.inf
+        cand = gen.permutation(m + 5)[:m]
+        want = np.sort(values[cand])
+        for r in range(m):
+            idx = cand.copy()
+            assert engine.kth_smallest(values, idx, m, r) == want[r]
+            assert np.array_equal(np.sort(idx), np.sort(cand))

@@ -396,7 +396,7 @@ def _full_pass_draws(family, sigma, counts, means, k, draws, rng):
     """The full pass as the agents played it: the top set (ties at random), then
     :func:`agents.glr.stopping.statistic` (ties by reservoir sampling in scan order)."""
     n = counts.shape[0]
-    cand = np.arange(n)
+    cand = stopping.new_candidates(n)
     top = np.empty(k, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     out = np.empty((draws, 2), dtype=np.int64)

@@ -127,7 +127,7 @@ def _state(alpha, beta, k, levels=None, band=None, normal=False):
         pts.set_normal(st)
     pts.update(alpha, beta, k, st, np.empty(0, np.int64))
     if levels is not None:  # forced levels: x_0, the top level, the arms between
-        groups = pts._posterior_groups(alpha, beta, normal)
+        groups = pts._posterior_groups(alpha, beta, st)
         pts._set_levels(alpha, beta, st, *levels, groups)
     return st
 
@@ -324,11 +324,15 @@ def test_chosen_levels_bracket_the_boundary() -> None:
 
 
 def test_posterior_groups_partition_the_arms_by_posterior() -> None:
-    """Each group holds every arm of one posterior, its ``log B`` fresh."""
+    """Each group holds every arm of one posterior, its ``log B`` fresh; the arms in
+    the order of a stable sort by ``(alpha, beta)``."""
     rng = np.random.default_rng(5)
     alpha = 1.0 + rng.integers(0, 4, 300).astype(float)
     beta = 0.5 + rng.integers(0, 3, 300).astype(float)
-    order, starts, log_b = pts._posterior_groups(alpha, beta)
+    st = pts.new_state(300)
+    size = pts._posterior_groups(alpha, beta, st)
+    order, starts, log_b = st[15][0, :300], st[15][1, : size + 1], st[16][0, :size]
+    assert np.array_equal(order, np.lexsort((np.arange(300), beta, alpha)))
     assert np.array_equal(np.sort(order), np.arange(300))
     pairs = set(zip(alpha.tolist(), beta.tolist(), strict=True))
     assert log_b.size == len(pairs) == starts.size - 1

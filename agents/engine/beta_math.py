@@ -191,7 +191,8 @@ def beta_between(alpha, beta, lbeta, lo, hi, mass_in, rng):
             anchor, sign, lam = mode, 0.0, 0.0
         log_top = _log_density(alpha, beta, lbeta, anchor)
         flat = lam * width < 1e-9  # the envelope is a constant on the interval
-        span = width if flat else -math.expm1(-lam * width) / lam
+        drop = 0.0 if flat else -math.expm1(-lam * width)  # 1 - the envelope's fall across
+        span = width if flat else drop / lam
         if math.exp(log_top) * span < _ENVELOPE_MASS:
             while True:
                 u = rng.random()
@@ -200,7 +201,7 @@ def beta_between(alpha, beta, lbeta, lo, hi, mass_in, rng):
                     t = lo + e
                     envelope = log_top
                 else:
-                    e = -math.log1p(-u * -math.expm1(-lam * width)) / lam
+                    e = -math.log1p(-u * drop) / lam
                     t = anchor + sign * e
                     envelope = log_top - lam * e
                 if not lo < t < hi:

@@ -23,6 +23,9 @@ draws that set with its exact law while drawing values for a handful of arms:
   :func:`agents.engine.normal_math.normal_between`) and the largest fill the set. If fewer than
   k arms are above ``x_0`` the zone below it is drawn (rare by the choice of ``x_0``).
 
+Nothing allocates after :func:`new_state` (its scratch room holds the levels' search),
+so callers may be compiled without reference counts (``_nrt=False``).
+
 The thresholds change only the cost, never the law: the sampled set is distributed as
 the top k of a full draw, up to the rounding of the cached tails (about 1e-13).
 ``tests/test_posterior_top_set.py`` checks the zones and the sets against full draws
@@ -39,6 +42,7 @@ import numpy as np
 
 from agents.engine.beta_math import beta_between, beta_tail, log_beta
 from agents.engine.normal_math import normal_between, normal_tail
+from agents.engine.selection import sort_by_keys
 
 __all__ = ["assign_zones", "new_state", "sample_top_set", "set_band", "set_normal", "update"]
 
@@ -49,6 +53,10 @@ LMAX = 16
 #: 0, "warm") get a uniform each. A candidate (an exponential and a uniform) costs about
 #: three uniforms; tiers from 1/4 measured no faster than from 1/8.
 FIRST_TIER, LAST_TIER = 3, 24
+#: The scale of tier ``t``'s geometric gaps, ``-1 / log(1 - 2^-t)`` (see :func:`assign_zones`).
+_GAP_SCALE = np.array(
+    [-1.0 / math.log1p(-(0.5**t)) if t >= FIRST_TIER else 0.0 for t in range(LAST_TIER + 1)]
+)
 #: Levels are spaced for about this many arms per zone between ``x_0`` and ``x_{L-1}``.
 ARMS_PER_ZONE = 4.0
 #: ``x_0`` leaves at least k arms above it by ``_Z_SET`` standard deviations plus one, and
@@ -96,6 +104,8 @@ def new_state(n):
         np.zeros(LMAX + 1, dtype=np.int64),  # 12 scratch: count per zone
         np.zeros((2, LMAX)),  # 13 log x_j and log(1 - x_j) of the levels
         np.empty(n),  # 14 scratch: the uniforms of the arms above x_0
+        np.empty((2, n + 1), dtype=np.int64),  # 15 scratch: the arms by posterior, group starts
+        np.empty((6, n)),  # 16 scratch: per group log B, (pa, pb), size, normal mean and sd
     )
 
 
@@ -116,16 +126,19 @@ def set_normal(st):
     st[3][I_FAMILY] = NORMAL
 
 
-@numba.njit(cache=True)
-def _posterior_groups(pa, pb, normal=False):
-    """The arms by posterior: ``(order, starts, log_b)``, the arms sorted by ``(pa,
-    pb)``, group ``g`` = ``order[starts[g]:starts[g + 1]]`` (one posterior), ``log_b[g]``
-    its ``log B`` (0 for ``normal`` posteriors). Few Beta posteriors are distinct (in TTTS
-    episodes of 1,000 arms, about 40 to 240): the levels are chosen on the groups."""
+@numba.njit(cache=True, _nrt=False)
+def _posterior_groups(pa, pb, st):
+    """The arms by posterior, into the state's scratch room: ``order = st[15][0, :n]``,
+    the arms sorted by ``(pa, pb, arm)``; group ``g`` = ``order[starts[g]:starts[g + 1]]``
+    (one posterior), ``starts = st[15][1]``; ``st[16][0, g]`` its ``log B`` (0 for
+    normal posteriors). Returns the number of groups. Few Beta posteriors are distinct (in
+    TTTS episodes of 1,000 arms, about 40 to 240): the levels are chosen on the groups."""
     n = pa.shape[0]
-    order = np.argsort(pb, kind="mergesort")
-    order = order[np.argsort(pa[order], kind="mergesort")]
-    starts = np.empty(n + 1, dtype=np.int64)
+    normal = st[3][I_FAMILY] == NORMAL
+    order, starts, log_b = st[15][0], st[15][1], st[16][0]
+    for i in range(n):
+        order[i] = i
+    sort_by_keys(pa, pb, order, 0, n)
     g = 0
     for p in range(n):
         i = order[p]
@@ -133,11 +146,10 @@ def _posterior_groups(pa, pb, normal=False):
             starts[g] = p
             g += 1
     starts[g] = n
-    log_b = np.empty(g)
     for h in range(g):
         i = order[starts[h]]
         log_b[h] = 0.0 if normal else log_beta(pa[i], pb[i])
-    return order, starts[: g + 1], log_b
+    return g
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -313,13 +325,13 @@ def _off_band(info, k):
     return (info[I_SUM_LO] - info[I_SUM_HI]) > zones * (2.0 * ARMS_PER_ZONE) + 2.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _set_levels(pa, pb, st, x_lo, x_hi, spread, groups):
     """``L`` levels evenly from ``x_lo`` to ``x_hi`` (``spread`` arms between), every
-    arm's tails (once per group of :func:`_posterior_groups`, with the group's fresh
-    ``log B``) and tiers."""
+    arm's tails (once per group of :func:`_posterior_groups`, ``groups`` of them, with the
+    group's fresh ``log B``) and tiers."""
     lbeta, q, levels, info = st[0], st[1], st[2], st[3]
-    order, starts, log_b = groups
+    order, starts, log_b = st[15][0], st[15][1], st[16][0, :groups]
     n = pa.shape[0]
     zones = min(max(math.ceil(spread / ARMS_PER_ZONE), 1), LMAX - 1)
     logs = st[13]
@@ -337,14 +349,15 @@ def _set_levels(pa, pb, st, x_lo, x_hi, spread, groups):
         for p in range(starts[g] + 1, starts[g + 1]):
             i = order[p]
             lbeta[i] = log_b[g]
-            q[i] = q[first]
+            for j in range(LMAX):
+                q[i, j] = q[first, j]
     st[6][:] = 0
     for i in range(n):  # (the tiers list the arms in index order)
         _count_arm(st, i)
         _place(st, i, _tier(q[i, 0]))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _choose_levels(pa, pb, k, st):
     """Levels for the current posterior: ``x_0`` and the top level by bisection on the
     normal approximation of every posterior, and on the exact tails if ``x_0`` then
@@ -352,11 +365,10 @@ def _choose_levels(pa, pb, k, st):
     own); the rest evenly between."""
     info = st[3]
     normal = info[I_FAMILY] == NORMAL
-    groups = _posterior_groups(pa, pb, normal)
-    order, starts, log_b = groups
-    size = log_b.shape[0]
-    ga, gb, weight = np.empty(size), np.empty(size), np.empty(size)
-    mean, sd = np.empty(size), np.empty(size)
+    size = _posterior_groups(pa, pb, st)
+    order, starts, log_b = st[15][0], st[15][1], st[16][0, :size]
+    ga, gb, weight = st[16][1, :size], st[16][2, :size], st[16][3, :size]
+    mean, sd = st[16][4, :size], st[16][5, :size]
     for g in range(size):
         i = order[starts[g]]
         ga[g], gb[g], weight[g] = pa[i], pb[i], starts[g + 1] - starts[g]
@@ -378,7 +390,7 @@ def _choose_levels(pa, pb, k, st):
         x_hi = _top_level(ga, gb, log_b, mean, sd, weight, k, exact, x_lo, z_set, hi, steps)
         s_lo, _ = _sums(ga, gb, log_b, mean, sd, weight, x_lo, exact)
         s_hi, _ = _sums(ga, gb, log_b, mean, sd, weight, x_hi, exact)
-        _set_levels(pa, pb, st, x_lo, x_hi, s_lo - s_hi, groups)
+        _set_levels(pa, pb, st, x_lo, x_hi, s_lo - s_hi, size)
         info[I_CHOSEN] += 1.0
         if normal or not _off_band(info, k):
             break
@@ -387,7 +399,7 @@ def _choose_levels(pa, pb, k, st):
 @numba.njit(cache=True, _nrt=False)
 def _fold(pa, pb, st, arms):
     """The new tails, sums and tiers of the ``arms`` whose posterior changed (the part of
-    :func:`update` run at every pull: it allocates nothing)."""
+    :func:`update` run at every pull)."""
     q, info, seen = st[1], st[3], st[4]
     normal = info[I_FAMILY] == NORMAL
     for i in arms:
@@ -411,7 +423,7 @@ def _fold(pa, pb, st, arms):
         info[I_SINCE] += 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def update(pa, pb, k, st, arms):
     """Bring the state up to date with the posterior ``Beta(pa, pb)`` (``N(pa, pb^2)``
     after :func:`set_normal`).
@@ -463,7 +475,7 @@ def assign_zones(st, rng):
     for t in range(FIRST_TIER, LAST_TIER + 1):  # the tiers: candidates at rate eps
         size = sizes[t]
         if size > 0:
-            scale = -1.0 / math.log1p(-eps)
+            scale = _GAP_SCALE[t]
             p = -1
             while True:
                 # a geometric gap: P(floor(E scale) >= g) = exp(-g / scale) = (1 - eps)^g

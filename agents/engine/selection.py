@@ -21,6 +21,9 @@ __all__ = [
     "snapshot",
     "round_means",
     "top_k_into",
+    "top_k_into_scratch",
+    "kth_smallest",
+    "sort_by_keys",
     "current_answer",
 ]
 
@@ -85,13 +88,40 @@ def round_means(ctx, arms, counts0, sums0, values):
         values[a] = (ctx.means[a] * c - sums0[a]) / (c - counts0[a])
 
 
-@numba.njit(cache=True)
-def top_k_into(values, cand, k, rng, out, start):
-    """Write the ``k`` candidates ``cand`` with the largest ``values`` to ``out[start:start + k]``.
+@numba.njit(cache=True, _nrt=False)
+def kth_smallest(values, idx, m, r):
+    """The ``r``-th smallest (0-based) of ``values[idx[:m]]``, i.e.
+    ``np.partition(values[idx[:m]], r)[r]``, by quickselect on the indices in place
+    (``idx[:m]`` is permuted): Hoare partitions around the median of three, so runs of
+    equal values split evenly; no random numbers, no allocation."""
+    lo, hi = 0, m - 1
+    while lo < hi:
+        a, b, c = values[idx[lo]], values[idx[(lo + hi) >> 1]], values[idx[hi]]
+        pivot = max(min(a, b), min(max(a, b), c))
+        i, j = lo, hi
+        while i <= j:
+            while values[idx[i]] < pivot:
+                i += 1
+            while values[idx[j]] > pivot:
+                j -= 1
+            if i <= j:
+                idx[i], idx[j] = idx[j], idx[i]
+                i += 1
+                j -= 1
+        if r <= j:
+            hi = j
+        elif r >= i:
+            lo = i
+        else:
+            return pivot
+    return values[idx[r]]
 
-    Ties at the boundary are broken uniformly at random with ``rng``; ``-inf`` values
-    (e.g. never-pulled arms) are chosen only when needed.
-    """
+
+@numba.njit(cache=True, _nrt=False)
+def top_k_into_scratch(values, cand, k, rng, out, start, scratch):
+    """:func:`top_k_into` with scratch room (``scratch``: at least ``len(cand)`` ints,
+    overwritten) instead of allocations, for code compiled without the runtime's
+    reference counts (``_nrt=False``); the same result and draws."""
     m = cand.shape[0]
     if k <= 0:
         return
@@ -99,25 +129,73 @@ def top_k_into(values, cand, k, rng, out, start):
         for j in range(m):
             out[start + j] = cand[j]
         return
-    vals = np.empty(m)
     for j in range(m):
-        vals[j] = values[cand[j]]
-    thr = np.partition(vals, m - k)[m - k]  # the k-th largest value (a selection, O(m))
+        scratch[j] = cand[j]
+    thr = kth_smallest(values, scratch, m, m - k)  # the k-th largest value (O(m))
     pos = start
-    tied = np.empty(m, dtype=np.int64)
     nt = 0
-    for j in range(m):
-        v = vals[j]
+    for j in range(m):  # (scratch now holds the tied candidates, in the order of cand)
+        v = values[cand[j]]
         if v > thr:
             out[pos] = cand[j]
             pos += 1
         elif v == thr:
-            tied[nt] = cand[j]
+            scratch[nt] = cand[j]
             nt += 1
     need = start + k - pos
-    choose_distinct(tied, nt, need, rng)
+    choose_distinct(scratch, nt, need, rng)
     for j in range(need):
-        out[pos + j] = tied[j]
+        out[pos + j] = scratch[j]
+
+
+@numba.njit(cache=True)
+def top_k_into(values, cand, k, rng, out, start):
+    """Write the ``k`` candidates ``cand`` with the largest ``values`` to ``out[start:start + k]``.
+
+    Ties at the boundary are broken uniformly at random with ``rng``; ``-inf`` values
+    (e.g. never-pulled arms) are chosen only when needed.
+    """
+    top_k_into_scratch(values, cand, k, rng, out, start, np.empty(cand.shape[0], dtype=np.int64))
+
+
+@numba.njit(cache=True, _nrt=False)
+def sort_by_keys(keys_a, keys_b, arr, lo, hi):
+    """Sort the indices ``arr[lo:hi]`` by (``keys_a``, ``keys_b``, index) in place
+    (heapsort: no scratch room, no allocation)."""
+    m = hi - lo
+
+    def less(a, b):
+        return keys_a[a] < keys_a[b] or (
+            keys_a[a] == keys_a[b] and (keys_b[a] < keys_b[b] or (keys_b[a] == keys_b[b] and a < b))
+        )
+
+    for start in range(m // 2 - 1, -1, -1):
+        root = start
+        while True:
+            child = 2 * root + 1
+            if child >= m:
+                break
+            if child + 1 < m and less(arr[lo + child], arr[lo + child + 1]):
+                child += 1
+            if less(arr[lo + root], arr[lo + child]):
+                arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
+                root = child
+            else:
+                break
+    for end in range(m - 1, 0, -1):
+        arr[lo], arr[lo + end] = arr[lo + end], arr[lo]
+        root = 0
+        while True:
+            child = 2 * root + 1
+            if child >= end:
+                break
+            if child + 1 < end and less(arr[lo + child], arr[lo + child + 1]):
+                child += 1
+            if less(arr[lo + root], arr[lo + child]):
+                arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
+                root = child
+            else:
+                break
 
 
 @numba.njit(cache=True)

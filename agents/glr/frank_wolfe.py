@@ -206,7 +206,7 @@ def run(ctx, prm):
     ratio = int(prm[P_TRACKING]) == RATIO_TRACKING
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
-    cand = np.arange(n)
+    cand = stopping.new_candidates(n)
     top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     ws = np.zeros((WS_ROWS, n))

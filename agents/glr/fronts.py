@@ -780,45 +780,6 @@ def eb_query(S, F, family, sigma, counts, means, rng):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _sort_arms(keys_c, keys_m, arr, lo, hi):
-    """Sort ``arr[lo:hi]`` by (``keys_c``, ``keys_m``, arm) in place (heapsort)."""
-    m = hi - lo
-
-    def less(a, b):
-        return keys_c[a] < keys_c[b] or (
-            keys_c[a] == keys_c[b] and (keys_m[a] < keys_m[b] or (keys_m[a] == keys_m[b] and a < b))
-        )
-
-    for start in range(m // 2 - 1, -1, -1):
-        root = start
-        while True:
-            child = 2 * root + 1
-            if child >= m:
-                break
-            if child + 1 < m and less(arr[lo + child], arr[lo + child + 1]):
-                child += 1
-            if less(arr[lo + root], arr[lo + child]):
-                arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
-                root = child
-            else:
-                break
-    for end in range(m - 1, 0, -1):
-        arr[lo], arr[lo + end] = arr[lo + end], arr[lo]
-        root = 0
-        while True:
-            child = 2 * root + 1
-            if child >= end:
-                break
-            if child + 1 < end and less(arr[lo + child], arr[lo + child + 1]):
-                child += 1
-            if less(arr[lo + root], arr[lo + child]):
-                arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
-                root = child
-            else:
-                break
-
-
-@numba.njit(cache=True, _nrt=False)
 def _set_fronts(S, counts, means, lead, in_lead):
     """The fronts of the leader set ``lead`` (classes: starts in ``S[SCR]``'s sorted
     leaders) and of the other arms (classes: top places in ``S[FO]``, buckets in
@@ -828,7 +789,7 @@ def _set_fronts(S, counts, means, lead, in_lead):
     nl = lead.shape[0]
     for q in range(nl):
         scr[q] = lead[q]
-    _sort_arms(counts, means, scr, 0, nl)  # (count, mean, arm)
+    engine.sort_by_keys(counts, means, scr, 0, nl)  # (count, mean, arm)
     S[REG, R_NL] = nl
     nt = 0
     run_t = math.inf
@@ -930,7 +891,7 @@ def set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
         nl = lead.shape[0]
         for q in range(nl):
             lm[q] = lead[q]
-        _sort_arms(means, means, lm, 0, nl)  # (mean, arm)
+        engine.sort_by_keys(means, means, lm, 0, nl)  # (mean, arm)
         total = _zero_pairs(S, counts, means, in_lead, m_t, -1)
         u = engine.below(rng, total) if total > 1 else 0
         code = _zero_pairs(S, counts, means, in_lead, m_t, u)

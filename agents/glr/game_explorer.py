@@ -94,7 +94,7 @@ def run(ctx, prm):
     delta, kind, n_pairs, c_g = prm[P_DELTA], int(prm[P_THRESH]), prm[P_PAIRS], prm[P_CG]
     counts, means, rng = ctx.counts, ctx.means, ctx.rng
     yield engine.request_each(ctx, np.arange(n), 1)
-    cand = np.arange(n)
+    cand = stopping.new_candidates(n)
     top = np.zeros(1, dtype=np.int64)
     in_top = np.zeros(n, dtype=np.int8)
     pruned = prm[P_PRUNED] > 0.0

@@ -69,6 +69,7 @@ __all__ = [
     "THRESHOLDS",
     "beta",
     "kk_constant",
+    "new_candidates",
     "pairs",
     "statistic",
     "threshold",
@@ -121,15 +122,26 @@ def kk_constant(n_pairs: int, delta: float) -> float:
 
 
 @numba.njit(cache=True)
+def new_candidates(n):
+    """The ``cand`` argument of :func:`top_set` for ``n`` arms: int64[2, n], row 0 the
+    arms ``0 .. n - 1``, row 1 scratch room."""
+    cand = np.empty((2, n), dtype=np.int64)
+    for a in range(n):
+        cand[0, a] = a
+    return cand
+
+
+@numba.njit(cache=True, _nrt=False)
 def top_set(values, k, rng, cand, top, in_top):
-    """``top`` = the ``k`` largest ``values`` (ties at random); ``in_top`` its indicator."""
+    """``top`` = the ``k`` largest ``values`` (ties at random); ``in_top`` its indicator;
+    ``cand``: :func:`new_candidates` (no allocation)."""
     n = values.shape[0]
     for a in range(n):
         in_top[a] = 0
     if k == 1:
         top[0] = engine.argmax_random_ties(values, rng)
     else:
-        engine.top_k_into(values, cand, k, rng, top, 0)
+        engine.top_k_into_scratch(values, cand[0], k, rng, top, 0, cand[1])
     for a in range(k):
         in_top[top[a]] = 1
 
@@ -189,7 +201,7 @@ def statistic(family, sigma, counts, means, top, in_top, rng):
     return best, bi, bj
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def empirical_statistic(pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top):
     """``(Z, i, j)``, the GLR statistic over the empirical top ``k`` and its pair.
 

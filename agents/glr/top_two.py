@@ -149,10 +149,15 @@ def _ids_probability(family, sigma, ni, mi, nj, mj):
 
 # ------------------------------------------------------------------ the algorithm
 # One pull's work runs in one call (:func:`_step`) on the episode's state (:func:`_build`,
-# a tuple of arrays). The generator (:func:`run`, the Gymnasium path) keeps only a frame
-# (:class:`agents.engine.frame.Frame`) and a few scalars live across its yields: a numba
-# generator saves and restores every array it still needs at each resume (about 11 ns
-# each; the state holds about 35). The fast path (:func:`episode`) needs no generator.
+# a tuple of arrays). :func:`_step` and everything it calls are compiled without the
+# runtime's reference counts (``_nrt=False``: nothing below it allocates; scratch room
+# lives in the state): with them, each array taken from the state or the context would
+# cost an atomic increment and decrement per pull (about 90 calls, 45% of EB-TC's pull
+# at n = 1000, K = 10, ``benchmarks/profile_agent.py``). The generator (:func:`run`, the
+# Gymnasium path) keeps only a frame (:class:`agents.engine.frame.Frame`) and a few
+# scalars live across its yields: a numba generator saves and restores every array it
+# still needs at each resume (about 11 ns each; the state holds about 35). The fast path
+# (:func:`episode`) needs no generator.
 @numba.njit(cache=True)
 def _build(ctx, prm):
     """The state after every arm's first pull: the sampler's posteriors and state, the
@@ -186,7 +191,7 @@ def _build(ctx, prm):
         G,
         S,
         F,
-        np.arange(n),  # cand
+        stopping.new_candidates(n),  # cand
         np.zeros(k, dtype=np.int64),  # top
         np.zeros(n, dtype=np.int8),  # in_top
         np.zeros(k, dtype=np.int64),  # lead
@@ -197,7 +202,7 @@ def _build(ctx, prm):
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _step(W, ctx, prm, pulled):
     """Fold the pull of ``pulled`` in (``-1``: none yet), then ``(stop, arm)``: whether
     the GLR rule stops, else the arm to pull next (see the module docstring)."""
