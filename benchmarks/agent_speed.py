@@ -37,6 +37,7 @@ import numpy as np
 
 import agents
 import bandit_envs  # noqa: F401  (registers the envs)
+from agents.base import FIXED_BUDGET
 
 ELIMINATION = ("sar", "nsar", "batch_sar", "halving", "optmai", "adaptive_topk", "batch_racing")
 #: Slower than the targets by the nature of their step: section 1 only (a budget-200n
@@ -48,6 +49,11 @@ SLOW_STEP = ("kg", "kg_batch", "learned_batch", "bayes_ttts", "t3c")
 def _compiled(name: str) -> bool:
     cls = agents.agent_class(name)
     return getattr(cls, "kernel", None) is not None
+
+
+def _plays_fixed_budget(name: str) -> bool:
+    """Every section plays fixed budget (the fixed-confidence agents as anytime ones)."""
+    return FIXED_BUDGET in agents.agent_class(name).settings
 
 
 def _two_level(n: int, k: int, rewards: str) -> object:
@@ -170,8 +176,12 @@ def main() -> None:
         help="rewards of section 1's instance (gaussian: sigma = 0.5)",
     )
     args = parser.parse_args()
-    names = [a for a in (args.agents or agents.available()) if _compiled(a)]
-    skipped = [a for a in (args.agents or agents.available()) if not _compiled(a)]
+    requested = args.agents or agents.available()
+    names = [a for a in requested if _compiled(a) and _plays_fixed_budget(a)]
+    skipped = [a for a in requested if not _compiled(a)]
+    confidence_only = [a for a in requested if _compiled(a) and not _plays_fixed_budget(a)]
+    if confidence_only:
+        print(f"(fixed confidence only, not measured: {', '.join(confidence_only)})")
     episodes = 2 if args.quick else 5
     if "1" in args.sections:
         pulls_table(names, skipped, episodes, args.rewards)
