@@ -158,44 +158,39 @@ def top_k_into(values, cand, k, rng, out, start):
     top_k_into_scratch(values, cand, k, rng, out, start, np.empty(cand.shape[0], dtype=np.int64))
 
 
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _key_less(keys_a, keys_b, a, b):
+    """Index ``a`` before index ``b`` in the order by (``keys_a``, ``keys_b``, index)."""
+    return keys_a[a] < keys_a[b] or (
+        keys_a[a] == keys_a[b] and (keys_b[a] < keys_b[b] or (keys_b[a] == keys_b[b] and a < b))
+    )
+
+
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _sift_down(keys_a, keys_b, arr, lo, root, end):
+    """Move ``arr[lo + root]`` down the max-heap ``arr[lo:lo + end]``."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and _key_less(keys_a, keys_b, arr[lo + child], arr[lo + child + 1]):
+            child += 1
+        if not _key_less(keys_a, keys_b, arr[lo + root], arr[lo + child]):
+            return
+        arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
+        root = child
+
+
 @numba.njit(cache=True, _nrt=False)
 def sort_by_keys(keys_a, keys_b, arr, lo, hi):
     """Sort the indices ``arr[lo:hi]`` by (``keys_a``, ``keys_b``, index) in place
     (heapsort: no scratch room, no allocation)."""
     m = hi - lo
-
-    def less(a, b):
-        return keys_a[a] < keys_a[b] or (
-            keys_a[a] == keys_a[b] and (keys_b[a] < keys_b[b] or (keys_b[a] == keys_b[b] and a < b))
-        )
-
     for start in range(m // 2 - 1, -1, -1):
-        root = start
-        while True:
-            child = 2 * root + 1
-            if child >= m:
-                break
-            if child + 1 < m and less(arr[lo + child], arr[lo + child + 1]):
-                child += 1
-            if less(arr[lo + root], arr[lo + child]):
-                arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
-                root = child
-            else:
-                break
+        _sift_down(keys_a, keys_b, arr, lo, start, m)
     for end in range(m - 1, 0, -1):
         arr[lo], arr[lo + end] = arr[lo + end], arr[lo]
-        root = 0
-        while True:
-            child = 2 * root + 1
-            if child >= end:
-                break
-            if child + 1 < end and less(arr[lo + child], arr[lo + child + 1]):
-                child += 1
-            if less(arr[lo + root], arr[lo + child]):
-                arr[lo + root], arr[lo + child] = arr[lo + child], arr[lo + root]
-                root = child
-            else:
-                break
+        _sift_down(keys_a, keys_b, arr, lo, 0, end)
 
 
 @numba.njit(cache=True)
