@@ -12,7 +12,8 @@ per step) for ``--seconds`` of CPU time. Record it with ``perf``::
     perf record -F 5000 -p PID -o t3c.perf -- sleep 10
     perf report -i t3c.perf --stdio --sort sym
 
-Functions that numba inlined are counted in their caller. The mangled names keep the
+Functions that numba inlined are counted in their caller. The map is read from numba's
+code libraries (``library._final_module``, an internal of numba 0.68). The mangled names keep the
 module path (``_ZN6agents3glr6fronts12order_pulled...``: ``agents.glr.fronts.order_pulled``).
 """
 
@@ -84,7 +85,14 @@ def main() -> None:
     )
     agent = agents.make(args.agent)
     agents.run_episode(env, agent, seed=0)  # compiles the agent's kernels
-    path = write_perf_map(compiled_functions())
+    functions = compiled_functions()
+    if not functions:
+        raise SystemExit(
+            f"no compiled function to map: NUMBA_CACHE_DIR={os.environ['NUMBA_CACHE_DIR']!r} "
+            "held the kernels already (code loaded from a cache has no per-function "
+            "symbols); unset it or point it to an empty directory"
+        )
+    path = write_perf_map(functions)
     print(f"profiling {os.getpid()} (map: {path})", flush=True)
     pulls, seed, start = 0, 1, time.process_time()
     while time.process_time() - start < args.seconds:
