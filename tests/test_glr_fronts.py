@@ -512,12 +512,13 @@ def test_pruned_and_full_passes_play_the_same_gaussian_episodes(name, k) -> None
         assert results[0] == results[1]
 
 
-def test_order_of_all_arms_follows_the_pulls() -> None:
+@pytest.mark.parametrize("n", [40, 300])
+def test_order_of_all_arms_follows_the_pulls(n) -> None:
     """After one-arm changes of mean (many ties: proportions of few pulls), ``G`` is the
     (mean, arm) order built afresh, each arm's place is where it is listed, and each
-    place's run of equal means starts where the means say."""
+    place's run of equal means starts where the means say (n = 300: the run starts'
+    bitset spans five words, moves cross them)."""
     rng = np.random.default_rng(21)
-    n = 40
     counts, means = _state(rng, n, True, 4)
     G = gp.build_order(means)
     for _ in range(3000):
@@ -532,7 +533,28 @@ def test_order_of_all_arms_follows_the_pulls() -> None:
         first = [p if p == 0 or m[p - 1] != m[p] else 0 for p in range(n)]
         for p in range(1, n):
             first[p] = first[p] if m[p - 1] != m[p] else first[p - 1]
-        assert G[gp.G_RUN, :n].tolist() == first
+        assert [gp.run_start(G, p) for p in range(n)] == first
+
+
+def test_run_start_bits_shift_by_one_place_over_any_range() -> None:
+    """``_bits_down`` / ``_bits_up`` move bits ``lo..hi`` one place, words crossed, every
+    other bit kept (against the same shift on a list of bits)."""
+    rng = np.random.default_rng(23)
+    n = 260
+    for _ in range(500):
+        bits = np.zeros(64 * (n // 64 + 4), dtype=np.uint8)
+        bits[:n] = rng.integers(0, 2, size=n)
+        words = np.packbits(bits, bitorder="little").view("<i8").astype(np.int64)
+        lo, hi = sorted(int(x) for x in rng.integers(0, n - 1, size=2))
+        want = bits.copy()
+        if rng.random() < 0.5:
+            want[lo:hi] = bits[lo + 1 : hi + 1]
+            gp._bits_down(words, lo, hi)
+        else:
+            want[lo + 1 : hi + 1] = bits[lo:hi]
+            gp._bits_up(words, lo, hi)
+        got = [(int(words[p >> 6]) >> (p & 63)) & 1 for p in range(n)]
+        assert got == want[:n].tolist(), (lo, hi)
 
 
 def test_ordered_zero_pairs_are_uniform_with_leaders_in_tied_runs() -> None:

@@ -98,6 +98,7 @@ import math
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import leading_zeros  # (LLVM's ctlz)
 
 from agents import engine
 from bandit_envs.divergences import GAUSSIAN, transport_cost
@@ -115,6 +116,7 @@ __all__ = [
     "ordered_set_query",
     "pulled",
     "repair_top",
+    "run_start",
     "set_query",
     "set_side",
     "tci_query",
@@ -901,16 +903,16 @@ def set_query(S, F, family, sigma, counts, means, lead, in_lead, rng):
 
 
 # ------------------------------------------------------------- the order of all arms
-#: rows of ``G``: the arms by (mean, arm) ascending, each arm's place, the first place of
-#: each place's run of equal means, scratch rows.
-G_ORD, G_POS, G_RUN, G_SCR, G_FIRST, G_CUM = range(6)
+#: rows of ``G``: the arms by (mean, arm) ascending, each arm's place, the starts of the
+#: runs of equal means (a bitset: bit ``p`` of word ``p // 64``), scratch rows.
+G_ORD, G_POS, G_RUNS, G_SCR, G_FIRST, G_CUM = range(6)
 
 
 @numba.njit(cache=True)
 def build_order(means):
     """``G`` (int64[6, n + 64]): every arm by ascending (mean, arm) (``G[G_ORD, :n]``),
-    its place (``G[G_POS, :n]``) and the first place of the run of equal means of each
-    place (``G[G_RUN, :n]``), for :func:`ordered_set_query`; kept by
+    its place (``G[G_POS, :n]``) and the places where a run of equal means starts (the
+    bitset ``G[G_RUNS]``; :func:`run_start`), for :func:`ordered_set_query`; kept by
     :func:`order_pulled`."""
     n = means.shape[0]
     G = np.zeros((6, n + _RADIX), dtype=np.int64)
@@ -918,29 +920,75 @@ def build_order(means):
     for p in range(n):
         G[G_ORD, p] = rank[p]
         G[G_POS, rank[p]] = p
-    _runs_from(G, means, 0, n - 1)
+    for p in range(n):
+        _set_start(G, means, p)
     return G
 
 
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _set_start(G, means, p):
+    """Bit ``p`` of the run starts from the means: whether place ``p`` begins a run."""
+    order, bits = G[G_ORD], G[G_RUNS]
+    w, b = p >> 6, p & 63
+    if p == 0 or means[order[p - 1]] != means[order[p]]:
+        bits[w] |= 1 << b
+    else:
+        bits[w] &= ~(1 << b)
+
+
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _bit_mask(w, lo, hi):
+    """The bits of word ``w`` at places ``lo <= p < hi`` (``lo < hi``, both in or
+    next to the word)."""
+    a = max(lo - 64 * w, 0)
+    b = min(hi - 64 * w, 64)
+    upper = -1 if b == 64 else (1 << b) - 1
+    return upper & ~((1 << a) - 1)
+
+
 @numba.njit(cache=True, _nrt=False)
-def _runs_from(G, means, lo, hi):
-    """``G[G_RUN]`` from place ``lo`` on, where the order may have changed up to place
-    ``hi`` (the places below ``lo`` are right; past ``hi``, stop at the first unchanged)."""
-    order, run = G[G_ORD], G[G_RUN]
-    n = means.shape[0]
-    for p in range(lo, n):
-        r = p if p == 0 or means[order[p - 1]] != means[order[p]] else run[p - 1]
-        if p > hi and run[p] == r:
-            return
-        run[p] = r
+def _bits_down(bits, lo, hi):
+    """Bit ``p`` takes bit ``p + 1`` for ``lo <= p < hi`` (the places passed by an arm
+    that rose: their occupants moved down one place)."""
+    if lo >= hi:
+        return
+    for w in range(lo >> 6, ((hi - 1) >> 6) + 1):
+        moved = ((bits[w] >> 1) & 0x7FFFFFFFFFFFFFFF) | (bits[w + 1] << 63)
+        mask = _bit_mask(w, lo, hi)
+        bits[w] = (bits[w] & ~mask) | (moved & mask)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _bits_up(bits, lo, hi):
+    """Bit ``p`` takes bit ``p - 1`` for ``lo < p <= hi`` (the places passed by an arm
+    that fell: their occupants moved up one place)."""
+    if lo >= hi:
+        return
+    for w in range(hi >> 6, ((lo + 1) >> 6) - 1, -1):
+        carry = ((bits[w - 1] >> 63) & 1) if w > 0 else 0
+        moved = (bits[w] << 1) | carry
+        mask = _bit_mask(w, lo + 1, hi + 1)
+        bits[w] = (bits[w] & ~mask) | (moved & mask)
+
+
+@numba.njit(cache=True, _nrt=False)
+def run_start(G, p):
+    """The first place of the run of equal means holding place ``p`` (the last run
+    start at or before ``p``; place 0 always starts one)."""
+    bits = G[G_RUNS]
+    w = p >> 6
+    x = bits[w] & ((2 << (p & 63)) - 1)  # (p & 63 == 63: 2 << 63 == 0, all bits)
+    while x == 0:
+        w -= 1
+        x = bits[w]
+    return 64 * w + 63 - leading_zeros(x)
 
 
 @numba.njit(cache=True, _nrt=False)
 def order_pulled(G, means, a):
-    """Arm ``a``'s mean changed: its new place (the arms passed shift by one), and the
-    runs of equal means from the lower of its two places (to the end of the runs
-    changed)."""
-    order, pos = G[G_ORD], G[G_POS]
+    """Arm ``a``'s mean changed: its new place (the arms passed shift by one, their run
+    starts with them: O(places / 64)), and the run starts next to its two places."""
+    order, pos, bits = G[G_ORD], G[G_POS], G[G_RUNS]
     n = means.shape[0]
     y = y0 = pos[a]
     while y + 1 < n and _before(means, order[y + 1], a):
@@ -955,7 +1003,16 @@ def order_pulled(G, means, a):
         y -= 1
     order[y] = a
     pos[a] = y
-    _runs_from(G, means, min(y, y0), max(y, y0))
+    if y > y0:  # places y0 + 1 .. y - 1 hold the arms of y0 + 2 .. y; y0, y, y + 1 changed
+        _bits_down(bits, y0 + 1, y)
+        _set_start(G, means, y0)
+    elif y < y0:  # places y + 2 .. y0 hold the arms of y + 1 .. y0 - 1; y, y + 1, y0 + 1
+        _bits_up(bits, y + 1, y0)
+        if y0 + 1 < n:
+            _set_start(G, means, y0 + 1)
+    _set_start(G, means, y)
+    if y + 1 < n:
+        _set_start(G, means, y + 1)
 
 
 #: Digits of the radix sort of the leaders' places (and the scratch room it needs).
@@ -1012,10 +1069,11 @@ def ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng)
     its mean in ``G``, less the leaders there. The pair is the ``u``-th of the
     ``sum w_i`` for one uniform ``u``: its leader by the running sum over the leaders
     in ``G``'s order, its other arm by skipping the leaders in the run. O(k) (a radix
-    sort of the leaders' places, the runs of equal means kept in ``G``). Otherwise the
-    fronts' minimum of :func:`set_query`.
+    sort of the leaders' places; the first place of a leader's mean from the bitset of
+    run starts kept in ``G``, :func:`run_start`). Otherwise the fronts' minimum of
+    :func:`set_query`.
     """
-    order, pos, runs, lp, first = G[G_ORD], G[G_POS], G[G_RUN], G[G_SCR], G[G_FIRST]
+    order, pos, lp, first = G[G_ORD], G[G_POS], G[G_SCR], G[G_FIRST]
     n = means.shape[0]
     nl = lead.shape[0]
     m_t = math.inf
@@ -1040,7 +1098,7 @@ def ordered_set_query(S, F, G, family, sigma, counts, means, lead, in_lead, rng)
         p = lp[q]
         if means[order[p]] > m_o:
             break
-        lo = runs[p]
+        lo = run_start(G, p)
         if q == 0 or first[q - 1] != lo:
             run = q
         first[q] = lo

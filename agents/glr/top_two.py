@@ -47,7 +47,7 @@ O(n log n), when the posterior drifts); the challenger pair by
 :func:`agents.glr.fronts.ordered_set_query`, over the order of all arms by mean kept
 across pulls: O(k) for the zero-cost pairs (a sampled set that is not a top set by
 mean), else the fronts of the leader set, O(k log k + D), D distinct pull counts. About
-2.4 us per pull at n = 1000, K = 10 and 4.3 us at K = 100 (``benchmarks/agent_speed.py``),
+2.1 us per pull at n = 1000, K = 10 and 3.8 us at K = 100 (``benchmarks/agent_speed.py``),
 about half of it the set draw (docs/performance.md); about the same on Gaussian rewards. Beta
 posteriors of rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull),
 as does TTTS.
