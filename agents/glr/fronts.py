@@ -98,7 +98,7 @@ import math
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros  # (LLVM's ctlz)
+from numba.cpython.unsafe.numbers import leading_zeros  # (LLVM's ctlz; a numba internal)
 
 from agents import engine
 from bandit_envs.divergences import GAUSSIAN, transport_cost
@@ -938,8 +938,8 @@ def _set_start(G, means, p):
 
 @numba.njit(cache=True, _nrt=False, inline="always")
 def _bit_mask(w, lo, hi):
-    """The bits of word ``w`` at places ``lo <= p < hi`` (``lo < hi``, both in or
-    next to the word)."""
+    """The bits of word ``w`` at the places ``lo <= p < hi`` (the range clipped to the
+    word's 64 places; it must meet them)."""
     a = max(lo - 64 * w, 0)
     b = min(hi - 64 * w, 64)
     upper = -1 if b == 64 else (1 << b) - 1
