@@ -62,3 +62,21 @@ def test_kth_smallest_is_the_partition_value_for_every_rank(levels: int) -> None
             idx = cand.copy()
             assert engine.kth_smallest(values, idx, m, r) == want[r]
             assert np.array_equal(np.sort(idx), np.sort(cand))
+
+
+def test_integers_below_draws_what_numpy_integers_draws() -> None:
+    """The same integers as NumPy's ``rng.integers(0, m)``, interleaved with uniforms
+    (the 32-bit outputs are buffered halves of the generator's 64-bit ones), and the same
+    state after; ``m = 1`` draws nothing; ``m`` outside ``[1, 2^32)`` is refused."""
+    gen = np.random.default_rng(13)
+    for trial in range(50):
+        sizes = [int(x) for x in gen.integers(1, 40, size=200)] + [1, 2**31 + 7, 2**32 - 1]
+        mine, numpy_rng = np.random.default_rng(trial), np.random.default_rng(trial)
+        for j, m in enumerate(sizes):
+            assert engine.integers_below(mine, m) == numpy_rng.integers(0, m)
+            if j % 3 == 0:
+                assert mine.random() == numpy_rng.random()
+        assert mine.random() == numpy_rng.random()
+    for m in (0, 2**32):
+        with pytest.raises(ValueError, match="integers_below"):
+            engine.integers_below(np.random.default_rng(0), m)

@@ -18,6 +18,7 @@ from agents.bayesian.beta_prior import (
     posterior_top_k,
 )
 from agents.bayesian.top_set_probability import confident
+from agents.engine import frame
 from agents.engine.posterior_top_set import new_state, sample_top_set, update
 
 __all__ = ["TopTwoThompson"]
@@ -30,14 +31,14 @@ __all__ = ["TopTwoThompson"]
 P_A, P_B, P_BETA, P_RESAMPLES, P_DELTA, P_SPACING, P_KNOTS = range(7)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def next_check(t, spacing):
     """The pull count of the stopping check after the one at ``t`` pulls: ``t + max(1,
     t // spacing)`` (every pull at first, then about ``spacing`` checks per doubling)."""
     return t + max(1, t // spacing)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def boundary_at(knots, log_delta, t):
     """``delta_t``: ``exp`` of the piecewise-linear interpolation of ``log_delta`` over
     ``knots`` (increasing values of ``log(1 + t)``) at ``log(1 + t)``, constant beyond
@@ -69,7 +70,7 @@ def confident_top(alpha, beta, k, delta, member, top):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, st, lead, other, mark):
     """One TTTS draw (see :class:`TopTwoThompson`): the arm to pull.
 
@@ -78,118 +79,218 @@ def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, st, lead, ot
     and ``mark`` (int8[2, n], zeros) are scratch.
     """
     sample_top_set(alpha, beta, k, st, rng, lead)
-    for i in lead:
-        mark[0, i] = 1
+    # (index loops: iterating over an array would take a reference count on it)
+    for q in range(k):
+        mark[0, lead[q]] = 1
     arm = -1
     for _ in range(max_resamples):
         sample_top_set(alpha, beta, k, st, rng, other)
         shared = 0
-        for i in other:
-            mark[1, i] = 1
-            shared += mark[0, i]
+        for q in range(k):
+            mark[1, other[q]] = 1
+            shared += mark[0, other[q]]
         if shared == k:  # the same set: another sample
-            for i in other:
-                mark[1, i] = 0
+            for q in range(k):
+                mark[1, other[q]] = 0
             continue
         # a leader the challenger drops (probability leader_prob), else the reverse, at
         # random (either side has k - shared arms): the j-th such arm in the order the
         # sampler lists them, j uniform
-        if rng.random() < leader_prob:
-            side, row = lead, 1
-        else:
-            side, row = other, 0
-        pick = rng.integers(0, k - shared)
-        for i in side:
+        from_lead = rng.random() < leader_prob
+        row = 1 if from_lead else 0
+        pick = engine.integers_below(rng, k - shared)  # (rng.integers' draw)
+        for q in range(k):
+            i = lead[q] if from_lead else other[q]
             if mark[row, i] == 0:
                 if pick == 0:
                     arm = i
                     break
                 pick -= 1
-        for i in other:
-            mark[1, i] = 0
+        for q in range(k):
+            mark[1, other[q]] = 0
         break
     if arm < 0:  # no other top-k set in max_resamples samples: the least pulled leader
-        for i in lead:
+        for q in range(k):
+            i = lead[q]
             if arm < 0 or counts[i] < counts[arm] or (counts[i] == counts[arm] and i < arm):
                 arm = i
-    for i in lead:
-        mark[0, i] = 0
+    for q in range(k):
+        mark[0, lead[q]] = 0
     return arm
+
+
+#: ``W[11]``, the registers: the pull count of the next stopping check, the arms of the
+#: last batch (in ``W[7][:m]``; -1: none yet).
+R_CHECK_AT, R_LAST = 0, 1
+
+
+@numba.njit(cache=True)
+def _build(ctx, prm):
+    """The state before the first batch: the posterior, the sampler's state
+    (:func:`agents.engine.posterior_top_set.new_state`, up to date), scratch."""
+    iv = ctx.iv
+    n, k = iv[engine.N], iv[engine.K]
+    alpha, beta = np.empty(n), np.empty(n)
+    st = new_state(n)
+    arms = np.empty(n, dtype=np.int64)
+    posterior_into(prm[P_A], prm[P_B], ctx.counts, ctx.means, alpha, beta)
+    update(alpha, beta, k, st, arms[:0])
+    return (
+        alpha,
+        beta,
+        st,
+        np.empty(k, dtype=np.int64),  # 3 lead
+        np.empty(k, dtype=np.int64),  # 4 other
+        np.zeros((2, n), dtype=np.int8),  # 5 mark
+        np.zeros(n, dtype=np.int64),  # 6 reps: the draws of each arm in the batch
+        arms,  # 7 the batch's arms
+        np.empty(n, dtype=np.int64),  # 8 ... and their pulls
+        np.zeros(n, dtype=np.int8),  # 9 member (confident_top's scratch)
+        np.empty(k, dtype=np.int64),  # 10 top (the answer)
+        np.array([0, -1], dtype=np.int64),  # 11 registers (R_CHECK_AT, R_LAST)
+    )
+
+
+@numba.njit(cache=True, _nrt=False)
+def _fold_and_check(W, ctx, prm):
+    """Fold the last batch into the posterior (if any); the stopping rule's level if a
+    check is due now (see :class:`TopTwoThompson`), else -1."""
+    alpha, beta, st, arms, regs = W[0], W[1], W[2], W[7], W[11]
+    reps = W[6]
+    iv = ctx.iv
+    k = iv[engine.K]
+    m = regs[R_LAST]
+    if m >= 0:  # the last batch was served
+        for j in range(m):
+            reps[arms[j]] = 0
+        posterior_of_arms_into(prm[P_A], prm[P_B], ctx.counts, ctx.means, alpha, beta, arms[:m])
+        update(alpha, beta, k, st, arms[:m])
+    delta = prm[P_DELTA]
+    spacing, m_knots = int(prm[P_SPACING]), int(prm[P_KNOTS])
+    stops = (delta > 0.0 or m_knots > 0) and iv[engine.SETTING] == engine.FIXED_CONFIDENCE
+    pulled = iv[engine.PULLS]
+    if not stops or (spacing > 0 and pulled < regs[R_CHECK_AT]):
+        return -1.0
+    if spacing > 0:
+        regs[R_CHECK_AT] = next_check(pulled, spacing)
+    if m_knots > 0:
+        knots = prm[P_KNOTS + 1 : P_KNOTS + 1 + m_knots]
+        log_delta = prm[P_KNOTS + 1 + m_knots : P_KNOTS + 1 + 2 * m_knots]
+        return boundary_at(knots, log_delta, pulled)
+    return delta
+
+
+@numba.njit(cache=True, _nrt=False)
+def _batch(W, ctx, prm):
+    """The next batch's draws (:func:`choose`, at most ``r`` per arm): an arm, or the
+    request code of :func:`agents.engine.request_pull`."""
+    alpha, beta, st, lead, other, mark, reps, arms, times = W[:9]
+    regs = W[11]
+    iv = ctx.iv
+    n, k = iv[engine.N], iv[engine.K]
+    r = iv[engine.R] if iv[engine.R] >= 0 else iv[engine.BUDGET]  # (-1: no cap)
+    size = -1
+    for cap in (iv[engine.B], engine.pulls_left(ctx), n * r if r >= 0 else -1):
+        if cap >= 0 and (size < 0 or cap < size):
+            size = cap
+    leader_prob, max_resamples = prm[P_BETA], int(prm[P_RESAMPLES])
+    arm = -1
+    for _ in range(size):
+        arm = choose(
+            alpha, beta, k, leader_prob, max_resamples, ctx.counts, ctx.rng, st, lead, other, mark
+        )
+        if r >= 0 and reps[arm] >= r:  # the arm is full: the first arm with room
+            arm = 0
+            while reps[arm] >= r:
+                arm += 1
+        reps[arm] += 1
+    if size == 1:
+        arms[0] = arm
+        regs[R_LAST] = 1
+        return arm
+    m = 0
+    for i in range(n):
+        if reps[i] > 0:
+            arms[m] = i
+            times[m] = reps[i]
+            m += 1
+    regs[R_LAST] = m
+    return engine.request_pull(ctx, arms[:m], times[:m])
+
+
+@numba.njit(cache=True)
+def _confident_stop(W, ctx, level):
+    """The stopping check at ``level``: answer the posterior top k and return ``True``
+    if it is confident (:func:`confident_top`)."""
+    top = W[10]
+    if confident_top(W[0], W[1], ctx.iv[engine.K], level, W[9], top):
+        engine.finish(ctx, top)
+        return True
+    return False
+
+
+@numba.njit(cache=True)
+def _start(ctx, prm):
+    return frame.Frame(ctx, prm, _build(ctx, prm))
+
+
+@numba.njit(cache=True)
+def _next(fr):
+    """Fold the last batch in (if any), then ``(stop, code)``: whether the stopping rule
+    ends the episode (the answer is given), else the next batch (an arm, or a request
+    code of :func:`agents.engine.request_pull`); see :class:`TopTwoThompson`.
+
+    The per-pull work runs without reference counts (:func:`_fold_and_check`,
+    :func:`_batch`), a due stopping check with them (:func:`confident_top` allocates);
+    the frame's fields are loaded once per batch."""
+    W, ctx, prm = fr.state, fr.ctx, fr.prm
+    level = _fold_and_check(W, ctx, prm)
+    if level >= 0.0 and _confident_stop(W, ctx, level):
+        return True, 0
+    return False, _batch(W, ctx, prm)
 
 
 @numba.njit
 def run(ctx, prm):
-    """Top-two Thompson sampling in top-k form (``prm``: see :meth:`TopTwoThompson.params`)."""
-    iv = ctx.iv
-    n, k = iv[engine.N], iv[engine.K]
-    a, b, leader_prob = prm[P_A], prm[P_B], prm[P_BETA]
-    max_resamples = int(prm[P_RESAMPLES])
-    delta = prm[P_DELTA]
-    spacing, m_knots = int(prm[P_SPACING]), int(prm[P_KNOTS])
-    knots = prm[P_KNOTS + 1 : P_KNOTS + 1 + m_knots]
-    log_delta = prm[P_KNOTS + 1 + m_knots : P_KNOTS + 1 + 2 * m_knots]
-    stops = (delta > 0.0 or m_knots > 0) and iv[engine.SETTING] == engine.FIXED_CONFIDENCE
-    check_at = 0
-    member = np.zeros(n, dtype=np.int8)
-    top = np.empty(k, dtype=np.int64)
-    r = iv[engine.R] if iv[engine.R] >= 0 else iv[engine.BUDGET]  # (-1: no cap)
-    alpha, beta = np.empty(n), np.empty(n)
-    st = new_state(n)
-    lead, other = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
-    mark = np.zeros((2, n), dtype=np.int8)
-    reps = np.zeros(n, dtype=np.int64)
-    arms = np.empty(n, dtype=np.int64)
-    times = np.empty(n, dtype=np.int64)
-    posterior_into(a, b, ctx.counts, ctx.means, alpha, beta)
-    update(alpha, beta, k, st, arms[:0])
+    """Top-two Thompson sampling in top-k form (``prm``: see :meth:`TopTwoThompson.params`).
+
+    The generator keeps only a frame (:class:`agents.engine.frame.Frame`) across its
+    yields; the work is :func:`_next`'s, as in the fast path :func:`episode`."""
+    fr = _start(ctx, prm)
     while True:
-        pulled = iv[engine.PULLS]
-        if stops and (spacing == 0 or pulled >= check_at):
-            if spacing > 0:
-                check_at = next_check(pulled, spacing)
-            level = boundary_at(knots, log_delta, pulled) if m_knots > 0 else delta
-            if confident_top(alpha, beta, k, level, member, top):
-                engine.finish(ctx, top)
-                return
-        size = -1
-        for cap in (iv[engine.B], engine.pulls_left(ctx), n * r if r >= 0 else -1):
-            if cap >= 0 and (size < 0 or cap < size):
-                size = cap
-        for _ in range(size):
-            arm = choose(
-                alpha,
-                beta,
-                k,
-                leader_prob,
-                max_resamples,
-                ctx.counts,
-                ctx.rng,
-                st,
-                lead,
-                other,
-                mark,
+        stop, code = _next(fr)
+        if stop:
+            return
+        yield code
+
+
+@numba.njit(cache=True)
+def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
+    """The fast path: :func:`agents.engine.drive` on :func:`run` without the generator
+    (the same steps and draws; the state is a local variable, not a frame)."""
+    iv = ctx.iv
+    scr = engine.scratch(counts.shape[0])
+    step_reward = engine.step_reward_of(ctx, cost)
+    reward = 0.0
+    if engine.sampling_spent(ctx):
+        return engine.SAMPLING_OVER, reward
+    W = _build(ctx, prm)
+    while True:  # (as _next, on the local state)
+        level = _fold_and_check(W, ctx, prm)
+        if level >= 0.0 and _confident_stop(W, ctx, level):
+            iv[engine.FINISHED] = 1
+            return engine.AGENT_STOPPED, reward
+        code = _batch(W, ctx, prm)
+        if code >= 0:
+            outcome, reward = engine.serve_arm(
+                ctx, env, counts, sums, emp, code, reward, step_reward, max_steps
             )
-            if r >= 0 and reps[arm] >= r:  # the arm is full: the first arm with room
-                arm = 0
-                while reps[arm] >= r:
-                    arm += 1
-            reps[arm] += 1
-        if size == 1:
-            arms[0] = arm
-            m = 1
-            yield arm
         else:
-            m = 0
-            for i in range(n):
-                if reps[i] > 0:
-                    arms[m] = i
-                    times[m] = reps[i]
-                    m += 1
-            yield engine.request_pull(ctx, arms[:m], times[:m])
-        for j in range(m):
-            reps[arms[j]] = 0
-        posterior_of_arms_into(a, b, ctx.counts, ctx.means, alpha, beta, arms[:m])
-        update(alpha, beta, k, st, arms[:m])
+            outcome, reward = engine.serve_request(
+                ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+            )
+        if outcome == engine.SAMPLING_OVER:
+            return engine.SAMPLING_OVER, reward
 
 
 class TopTwoThompson(ScriptedAgent):
@@ -243,9 +344,9 @@ class TopTwoThompson(ScriptedAgent):
     :mod:`agents.engine.posterior_top_set` draws that set with its exact law while drawing
     values for a handful of arms near the boundary (cached Beta tails at a few
     thresholds, one uniform per arm near the boundary and geometric jumps over the arms
-    far below it). Cost, compiled (:func:`run`), n = 1,000, budget 20n, one pull per
-    batch: about 4.2 us per pull at k = 10 and 6.7 us at k = 100 (EXPERIMENTS.md, "The
-    Bayesian yardsticks"), against 160-180 us with full draws of every arm in NumPy.
+    far below it). Cost, compiled (:func:`episode`), n = 1,000, budget 20n, one pull per
+    batch: about 2.8 us per pull at k = 10 and 5.4 us at k = 100 (docs/performance.md),
+    against 160-180 us with full draws of every arm in NumPy.
 
     Args:
         a: the Beta prior's first parameter (default 1: with ``b = 1``, ``uniform-random``).
@@ -266,6 +367,7 @@ class TopTwoThompson(ScriptedAgent):
     name = "bayes_ttts"
     stopping_hint: ClassVar[str] = "give it delta (the posterior stopping rule)"
     kernel = staticmethod(run)
+    episode_kernel = staticmethod(episode)
     distributions: ClassVar[frozenset[str] | None] = frozenset({"bernoulli"})
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.np.random.random_methods import buffered_bounded_lemire_uint32  # (a numba internal)
 
 from agents.engine.context import (
     ACCEPTED,
@@ -16,6 +17,7 @@ from agents.engine.context import (
 
 __all__ = [
     "below",
+    "integers_below",
     "choose_distinct",
     "argmax_random_ties",
     "snapshot",
@@ -38,6 +40,20 @@ def below(rng, m):
     """
     i = int(rng.random() * m)
     return i if i < m else m - 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def integers_below(rng, m):
+    """``rng.integers(0, m)`` for ``1 <= m < 2^32``, the same draws, without allocating.
+
+    (Numba's scalar ``rng.integers`` fills an array of one entry; NumPy and numba draw it
+    by Lemire's rejection on 32-bit outputs, no output for ``m = 1``.)
+    """
+    if m < 1 or m >= 0xFFFFFFFF + 1:
+        raise ValueError("integers_below: m must lie in [1, 2^32)")
+    if m == 1:
+        return 0
+    return np.int64(buffered_bounded_lemire_uint32(rng.bit_generator, np.uint64(m - 1)))
 
 
 @numba.njit(cache=True, _nrt=False)
