@@ -79,43 +79,42 @@ def choose(alpha, beta, k, leader_prob, max_resamples, counts, rng, st, lead, ot
     and ``mark`` (int8[2, n], zeros) are scratch.
     """
     sample_top_set(alpha, beta, k, st, rng, lead)
-    # (index loops: iterating over an array would take a reference count on it)
-    for q in range(k):
-        mark[0, lead[q]] = 1
+    for i in lead:
+        mark[0, i] = 1
     arm = -1
     for _ in range(max_resamples):
         sample_top_set(alpha, beta, k, st, rng, other)
         shared = 0
-        for q in range(k):
-            mark[1, other[q]] = 1
-            shared += mark[0, other[q]]
+        for i in other:
+            mark[1, i] = 1
+            shared += mark[0, i]
         if shared == k:  # the same set: another sample
-            for q in range(k):
-                mark[1, other[q]] = 0
+            for i in other:
+                mark[1, i] = 0
             continue
         # a leader the challenger drops (probability leader_prob), else the reverse, at
         # random (either side has k - shared arms): the j-th such arm in the order the
         # sampler lists them, j uniform
-        from_lead = rng.random() < leader_prob
-        row = 1 if from_lead else 0
+        if rng.random() < leader_prob:
+            side, row = lead, 1
+        else:
+            side, row = other, 0
         pick = engine.integers_below(rng, k - shared)  # (rng.integers' draw)
-        for q in range(k):
-            i = lead[q] if from_lead else other[q]
+        for i in side:
             if mark[row, i] == 0:
                 if pick == 0:
                     arm = i
                     break
                 pick -= 1
-        for q in range(k):
-            mark[1, other[q]] = 0
+        for i in other:
+            mark[1, i] = 0
         break
     if arm < 0:  # no other top-k set in max_resamples samples: the least pulled leader
-        for q in range(k):
-            i = lead[q]
+        for i in lead:
             if arm < 0 or counts[i] < counts[arm] or (counts[i] == counts[arm] and i < arm):
                 arm = i
-    for q in range(k):
-        mark[0, lead[q]] = 0
+    for i in lead:
+        mark[0, i] = 0
     return arm
 
 
