@@ -342,6 +342,23 @@ def test_posterior_groups_partition_the_arms_by_posterior() -> None:
         assert log_b[g] == log_beta(alpha[arms[0]], beta[arms[0]])
 
 
+def test_posterior_groups_keep_the_order_as_posteriors_change() -> None:
+    """The order kept across calls (the changed arms sorted and merged back) is the
+    order of a sort of all arms after every change: none, one arm, many, all."""
+    rng = np.random.default_rng(8)
+    n = 300
+    alpha = 1.0 + rng.integers(0, 6, n).astype(float)
+    beta = 1.0 + rng.integers(0, 6, n).astype(float)
+    st = pts.new_state(n)
+    for changes in [0, 1, 2, 17, 150, 0, n, 5]:
+        arms = rng.choice(n, size=changes, replace=False)
+        alpha[arms] += rng.integers(0, 2, changes)
+        beta[arms] += rng.integers(0, 2, changes)
+        size = pts._posterior_groups(alpha, beta, st)
+        assert np.array_equal(st[15][0, :n], np.lexsort((np.arange(n), beta, alpha)))
+        assert size == len(set(zip(alpha.tolist(), beta.tolist(), strict=True)))
+
+
 def test_normal_tails_and_tiers_follow_the_posterior() -> None:
     """Normal posteriors: after updates the tails are the pulled arms' own (computed
     again), and the sums and tiers those of a state built from scratch."""

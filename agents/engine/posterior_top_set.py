@@ -42,7 +42,7 @@ import numpy as np
 
 from agents.engine.beta_math import beta_between, beta_tail, log_beta
 from agents.engine.normal_math import normal_between, normal_tail
-from agents.engine.selection import sort_by_keys
+from agents.engine.selection import merge_by_keys, sort_by_keys
 
 __all__ = ["assign_zones", "new_state", "sample_top_set", "set_band", "set_normal", "update"]
 
@@ -104,9 +104,19 @@ def new_state(n):
         np.zeros(LMAX + 1, dtype=np.int64),  # 12 scratch: count per zone
         np.zeros((2, LMAX)),  # 13 log x_j and log(1 - x_j) of the levels
         np.empty(n),  # 14 scratch: the uniforms of the arms above x_0
-        np.empty((2, n + 1), dtype=np.int64),  # 15 scratch: the arms by posterior, group starts
+        _first_order(n),  # 15 the arms by posterior (kept across choices), group starts
         np.empty((6, n)),  # 16 scratch: per group log B, (pa, pb), size, normal mean and sd
+        np.full((2, n), np.nan),  # 17 each arm's (pa, pb) when the arms were last sorted
     )
+
+
+@numba.njit(cache=True)
+def _first_order(n):
+    """``st[15]``'s first value: row 0 every arm (an order to sort), row 1 scratch."""
+    out = np.zeros((2, n + 1), dtype=np.int64)
+    for i in range(n):
+        out[0, i] = i
+    return out
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -128,17 +138,32 @@ def set_normal(st):
 
 @numba.njit(cache=True, _nrt=False)
 def _posterior_groups(pa, pb, st):
-    """The arms by posterior, into the state's scratch room: ``order = st[15][0, :n]``,
-    the arms sorted by ``(pa, pb, arm)``; group ``g`` = ``order[starts[g]:starts[g + 1]]``
-    (one posterior), ``starts = st[15][1]``; ``st[16][0, g]`` its ``log B`` (0 for
-    normal posteriors). Returns the number of groups. Few Beta posteriors are distinct (in
-    TTTS episodes of 1,000 arms, about 40 to 240): the levels are chosen on the groups."""
+    """The arms by posterior, into the state: ``order = st[15][0, :n]``, the arms sorted
+    by ``(pa, pb, arm)``; group ``g`` = ``order[starts[g]:starts[g + 1]]`` (one
+    posterior), ``starts = st[15][1]``; ``st[16][0, g]`` its ``log B`` (0 for normal
+    posteriors). Returns the number of groups. Few Beta posteriors are distinct (in TTTS
+    episodes of 1,000 arms, about 40 to 240): the levels are chosen on the groups.
+
+    The order is kept from the last call: the arms whose posterior changed since
+    (``st[17]``) are taken out, sorted (:func:`sort_by_keys`) and merged back
+    (:func:`merge_by_keys`); the order by ``(pa, pb, arm)`` is unique, so it is the
+    order a sort of all arms gives."""
     n = pa.shape[0]
     normal = st[3][I_FAMILY] == NORMAL
-    order, starts, log_b = st[15][0], st[15][1], st[16][0]
-    for i in range(n):
-        order[i] = i
-    sort_by_keys(pa, pb, order, 0, n)
+    order, starts, log_b, last = st[15][0], st[15][1], st[16][0], st[17]
+    changed, kept = st[8], st[9]  # (the sampler's scratch: free between samples)
+    c = u = 0
+    for p in range(n):
+        i = order[p]
+        if pa[i] != last[0, i] or pb[i] != last[1, i]:
+            changed[c] = i
+            c += 1
+            last[0, i], last[1, i] = pa[i], pb[i]
+        else:
+            kept[u] = i
+            u += 1
+    sort_by_keys(pa, pb, changed, 0, c)
+    merge_by_keys(pa, pb, kept, u, changed, c, order)
     g = 0
     for p in range(n):
         i = order[p]

@@ -26,6 +26,7 @@ __all__ = [
     "top_k_into_scratch",
     "kth_smallest",
     "sort_by_keys",
+    "merge_by_keys",
     "current_answer",
 ]
 
@@ -207,6 +208,20 @@ def sort_by_keys(keys_a, keys_b, arr, lo, hi):
     for end in range(m - 1, 0, -1):
         arr[lo], arr[lo + end] = arr[lo + end], arr[lo]
         _sift_down(keys_a, keys_b, arr, lo, 0, end)
+
+
+@numba.njit(cache=True, _nrt=False)
+def merge_by_keys(keys_a, keys_b, x, nx, y, ny, out):
+    """``out[:nx + ny]``: the indices ``x[:nx]`` and ``y[:ny]``, each sorted by
+    (``keys_a``, ``keys_b``, index), merged in that order."""
+    i = j = 0
+    for p in range(nx + ny):
+        if j >= ny or (i < nx and _key_less(keys_a, keys_b, x[i], y[j])):
+            out[p] = x[i]
+            i += 1
+        else:
+            out[p] = y[j]
+            j += 1
 
 
 @numba.njit(cache=True)

@@ -43,7 +43,7 @@ set and challenger. On 0/1 rewards (Beta posteriors) and with the Gaussian diver
 (normal posteriors) the leader set is drawn by :mod:`agents.engine.posterior_top_set`
 with the law of the top ``k`` of a full posterior draw, drawing values for a handful of
 arms (the pulled arm's cached tails move in O(levels); the levels are chosen again,
-O(n log n), when the posterior drifts); the challenger pair by
+O(n L) for L levels, when the posterior drifts); the challenger pair by
 :func:`agents.glr.fronts.ordered_set_query`, over the order of all arms by mean kept
 across pulls: O(k) for the zero-cost pairs (a sampled set that is not a top set by
 mean), else the fronts of the leader set, O(k log k + D), D distinct pull counts. About
