@@ -97,8 +97,8 @@ def new_state(n):
         np.empty((LAST_TIER + 1, n), dtype=np.int64),  # 5 the arms of each tier
         np.zeros(LAST_TIER + 1, dtype=np.int64),  # 6 the size of each tier
         np.empty((2, n), dtype=np.int64),  # 7 each arm's tier and place in it
-        np.empty(n, dtype=np.int64),  # 8 scratch: arms above x_0 in a sample
-        np.empty(n, dtype=np.int64),  # 9 scratch: their zones
+        np.empty(n, dtype=np.int64),  # 8 scratch: arms above x_0 in a sample (or changed arms)
+        np.empty(n, dtype=np.int64),  # 9 scratch: their zones (or the arms not changed)
         np.empty(n),  # 10 scratch: values drawn
         np.zeros(n, dtype=np.int8),  # 11 scratch: flags
         np.zeros(LMAX + 1, dtype=np.int64),  # 12 scratch: count per zone

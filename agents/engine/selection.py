@@ -50,7 +50,7 @@ def integers_below(rng, m):
     (Numba's scalar ``rng.integers`` fills an array of one entry; NumPy and numba draw it
     by Lemire's rejection on 32-bit outputs, no output for ``m = 1``.)
     """
-    if m < 1 or m >= 0xFFFFFFFF + 1:
+    if m < 1 or m > 0xFFFFFFFF:
         raise ValueError("integers_below: m must lie in [1, 2^32)")
     if m == 1:
         return 0
