@@ -83,6 +83,75 @@ def test_beta_between_is_the_conditional_law(alpha, beta, lo, hi) -> None:
     assert ks <= math.sqrt(math.log(2 / DELTA) / (2 * draws.size))
 
 
+@numba.njit
+def _envelope_draws(alpha, beta, lbeta, lo, hi, rng, out):
+    """The tangent-envelope rejection of ``beta_between`` without its squeeze (every
+    proposal kept or not by the density itself), ``out.size`` draws."""
+    width = hi - lo
+    mode = (alpha - 1.0) / (alpha + beta - 2.0)
+    if mode <= lo:
+        anchor, sign = lo, 1.0
+        lam = (beta - 1.0) / (1.0 - lo) - ((alpha - 1.0) / lo if alpha != 1.0 else 0.0)
+    elif mode >= hi:
+        anchor, sign = hi, -1.0
+        lam = (alpha - 1.0) / hi - ((beta - 1.0) / (1.0 - hi) if beta != 1.0 else 0.0)
+    else:
+        anchor, sign, lam = mode, 0.0, 0.0
+
+    def log_f(t):
+        out = -lbeta
+        if alpha != 1.0:
+            out += (alpha - 1.0) * math.log(t)
+        if beta != 1.0:
+            out += (beta - 1.0) * math.log1p(-t)
+        return out
+
+    log_top = log_f(anchor)
+    flat = lam * width < 1e-9
+    drop = 0.0 if flat else -math.expm1(-lam * width)
+    for d in range(out.size):
+        while True:
+            u = rng.random()
+            if flat:
+                e = u * width
+                t, envelope = lo + e, log_top
+            else:
+                e = -math.log1p(-u * drop) / lam
+                t, envelope = anchor + sign * e, log_top - lam * e
+            if not lo < t < hi:
+                continue
+            if rng.random() < math.exp(log_f(t) - envelope):
+                out[d] = t
+                break
+
+
+@numba.njit
+def _between_draws(alpha, beta, lbeta, lo, hi, mass, rng, out):
+    for d in range(out.size):
+        out[d] = beta_between(alpha, beta, lbeta, lo, hi, mass, rng)
+
+
+SQUEEZE_CASES = [
+    *BETWEEN_CASES[:6],
+    (20.0, 15.0, 0.7, 0.75),  # decreasing on the interval
+    (20.0, 15.0, 0.4, 0.5),  # increasing
+    (8.0, 3.0, 0.80, 0.82),  # a zone of the sampler's levels
+]
+
+
+@pytest.mark.parametrize("alpha, beta, lo, hi", SQUEEZE_CASES)
+def test_beta_between_squeeze_keeps_the_envelope_decisions(alpha, beta, lo, hi) -> None:
+    """The squeeze (chord of the log density, ``exp(x) >= 1 + x``) only skips evaluating
+    the density: the draws are those of the plain envelope rejection, number for number
+    (a squeeze above the density would keep a proposal the density rejects)."""
+    lb = log_beta(alpha, beta)
+    mass = beta_tail(alpha, beta, lb, lo) - beta_tail(alpha, beta, lb, hi)
+    got, want = np.empty(5000), np.empty(5000)
+    _between_draws(alpha, beta, lb, lo, hi, mass, np.random.default_rng(3), got)
+    _envelope_draws(alpha, beta, lb, lo, hi, np.random.default_rng(3), want)
+    np.testing.assert_array_equal(got, want)
+
+
 # (mean, sd, lo, hi): every branch of normal_between
 NORMAL_BETWEEN_CASES = [
     (0.0, 1.0, 0.5, math.inf),  # right tail: exponential proposal

@@ -14,7 +14,14 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["beta_between", "beta_tail", "log_beta", "posterior_into", "posterior_of_arms_into"]
+__all__ = [
+    "beta_between",
+    "beta_between_logs",
+    "beta_tail",
+    "log_beta",
+    "posterior_into",
+    "posterior_of_arms_into",
+]
 
 
 @numba.njit(cache=True, _nrt=False, inline="always")
@@ -155,6 +162,25 @@ def _beta_between_by_inversion(alpha, beta, lbeta, lo, hi, rng):
     return 0.5 * (left + right)
 
 
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _log_density_of_logs(alpha, beta, lbeta, log_t, log1m_t):
+    """:func:`_log_density` from ``log t`` and ``log(1 - t)`` (the same operations)."""
+    out = -lbeta
+    if alpha != 1.0:
+        out += (alpha - 1.0) * log_t
+    if beta != 1.0:
+        out += (beta - 1.0) * log1m_t
+    return out
+
+
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _end_logs(x):
+    """``(log x, log(1 - x))`` for ``0 <= x <= 1`` (``-inf`` at the ends)."""
+    log_x = math.log(x) if x > 0.0 else -math.inf
+    log1m_x = math.log1p(-x) if x < 1.0 else -math.inf
+    return log_x, log1m_x
+
+
 @numba.njit(cache=True, _nrt=False)
 def beta_between(alpha, beta, lbeta, lo, hi, mass_in, rng):
     """Draw ``theta ~ Beta(alpha, beta)`` conditioned on ``lo < theta < hi``.
@@ -165,35 +191,57 @@ def beta_between(alpha, beta, lbeta, lo, hi, mass_in, rng):
       domain, so under ``f(e) exp(-lam (t - e))`` at the interval's end ``e`` nearer the
       mode (the constant ``f(mode)`` if the mode is inside): rejection from that
       truncated exponential, taken when the envelope's mass is below ``_ENVELOPE_MASS``
-      (tight in the tails, where the interval holds little of the distribution);
+      (tight in the tails, where the interval holds little of the distribution); the
+      density lies above its chord between the ends in the log domain, and
+      ``exp(x) >= 1 + x``, so a proposal under ``1 + chord - envelope`` is kept without
+      evaluating the density (a squeeze: the same decisions, fewer logarithms);
     * else rejection from the whole distribution (``rng.beta`` until a draw falls inside,
       ``1 / mass_in`` draws on average), unless ``mass_in < 1e-3``;
     * else inversion of the CDF by bisection.
 
     Every branch draws exactly from the conditional law; they differ only in cost.
     """
+    log_lo, log1m_lo = _end_logs(lo)
+    log_hi, log1m_hi = _end_logs(hi)
+    return beta_between_logs(
+        alpha, beta, lbeta, lo, hi, log_lo, log1m_lo, log_hi, log1m_hi, mass_in, rng
+    )
+
+
+@numba.njit(cache=True, _nrt=False)
+def beta_between_logs(alpha, beta, lbeta, lo, hi, log_lo, log1m_lo, log_hi, log1m_hi, mass_in, rng):
+    """:func:`beta_between` given ``log lo``, ``log(1 - lo)``, ``log hi`` and ``log(1 -
+    hi)`` (``-inf`` at 0 and 1; the top-set sampler keeps them for its levels): the
+    same draws."""
     width = hi - lo
     if alpha >= 1.0 and beta >= 1.0:
         if alpha == 1.0 and beta == 1.0:
             return lo + width * rng.random()
         mode = (alpha - 1.0) / (alpha + beta - 2.0)
+        f_lo = _log_density_of_logs(alpha, beta, lbeta, log_lo, log1m_lo)
+        f_hi = _log_density_of_logs(alpha, beta, lbeta, log_hi, log1m_hi)
         if mode <= lo:  # decreasing on the interval: lam = -(log f)'(lo) >= 0
             anchor, sign = lo, 1.0
             lam = (beta - 1.0) / (1.0 - lo)
             if alpha != 1.0:
                 lam -= (alpha - 1.0) / lo
+            log_top = f_lo
         elif mode >= hi:  # increasing: lam = (log f)'(hi) >= 0
             anchor, sign = hi, -1.0
             lam = (alpha - 1.0) / hi
             if beta != 1.0:
                 lam -= (beta - 1.0) / (1.0 - hi)
+            log_top = f_hi
         else:
             anchor, sign, lam = mode, 0.0, 0.0
-        log_top = _log_density(alpha, beta, lbeta, anchor)
+            log_top = _log_density(alpha, beta, lbeta, mode)
         flat = lam * width < 1e-9  # the envelope is a constant on the interval
         drop = 0.0 if flat else -math.expm1(-lam * width)  # 1 - the envelope's fall across
         span = width if flat else drop / lam
         if math.exp(log_top) * span < _ENVELOPE_MASS:
+            # the squeeze: 1 + chord(t) - envelope(t), linear in t (off at an infinite end)
+            squeeze = f_lo > -math.inf and f_hi > -math.inf
+            slope = (f_hi - f_lo) / width if squeeze else 0.0
             while True:
                 u = rng.random()
                 if flat:
@@ -206,7 +254,10 @@ def beta_between(alpha, beta, lbeta, lo, hi, mass_in, rng):
                     envelope = log_top - lam * e
                 if not lo < t < hi:
                     continue
-                if rng.random() < math.exp(_log_density(alpha, beta, lbeta, t) - envelope):
+                v = rng.random()
+                if squeeze and v < 1.0 + (f_lo + slope * (t - lo) - envelope):
+                    return t
+                if v < math.exp(_log_density(alpha, beta, lbeta, t) - envelope):
                     return t
     if mass_in >= 1e-3:
         while True:

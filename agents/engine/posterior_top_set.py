@@ -40,7 +40,7 @@ import math
 import numba
 import numpy as np
 
-from agents.engine.beta_math import beta_between, beta_tail, log_beta
+from agents.engine.beta_math import beta_between_logs, beta_tail, log_beta
 from agents.engine.normal_math import normal_between, normal_tail
 from agents.engine.selection import merge_by_keys, sort_by_keys
 
@@ -565,13 +565,18 @@ def sample_top_set(pa, pb, k, st, rng, members):
     normal = info[I_FAMILY] == NORMAL
     lo = levels[z - 1] if z >= 1 else (-np.inf if normal else 0.0)
     hi = levels[z] if z <= top else (np.inf if normal else 1.0)
+    logs = st[13]  # (Beta posteriors: log x_j and log(1 - x_j); log 0 = -inf)
+    log_lo, log1m_lo = (logs[0, z - 1], logs[1, z - 1]) if z >= 1 else (-np.inf, 0.0)
+    log_hi, log1m_hi = (logs[0, z], logs[1, z]) if z <= top else (0.0, -np.inf)
     for j in range(cand):
         i = rec[j]
         if normal:
             theta[j] = normal_between(pa[i], pb[i], lo, hi, rng)
         else:
             mass = (q[i, z - 1] if z >= 1 else 1.0) - (q[i, z] if z <= top else 0.0)
-            theta[j] = beta_between(pa[i], pb[i], lbeta[i], lo, hi, mass, rng)
+            theta[j] = beta_between_logs(
+                pa[i], pb[i], lbeta[i], lo, hi, log_lo, log1m_lo, log_hi, log1m_hi, mass, rng
+            )
     for j in range(take):  # the take largest draws by selection (few: one zone's arms)
         best = j
         for c in range(j + 1, cand):
