@@ -48,7 +48,8 @@ O(n L) for L levels, when the posterior drifts); the challenger pair by
 across pulls: O(k) for the zero-cost pairs (a sampled set that is not a top set by
 mean), else the fronts of the leader set, O(k log k + D), D distinct pull counts. About
 2.1 us per pull at n = 1000, K = 10 and 3.8 us at K = 100 (``benchmarks/agent_speed.py``),
-about half of it the set draw (docs/performance.md); about the same on Gaussian rewards. Beta
+0.85 and 2.1 us of it the set draw (``benchmarks/top_set_draw_speed.py``,
+docs/performance.md); about the same on Gaussian rewards. Beta
 posteriors of rewards in [0, 1] that are not 0/1 still draw every arm (O(n) per pull),
 as does TTTS.
 """
