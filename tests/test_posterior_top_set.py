@@ -22,6 +22,7 @@ import pytest
 from scipy import special, stats
 
 from agents.bayesian.beta_prior import beta_between, beta_tail, log_beta
+from agents.engine import beta_math
 from agents.engine import posterior_top_set as pts
 from agents.engine.normal_math import normal_between, normal_tail
 
@@ -97,16 +98,7 @@ def _envelope_draws(alpha, beta, lbeta, lo, hi, rng, out):
         lam = (alpha - 1.0) / hi - ((beta - 1.0) / (1.0 - hi) if beta != 1.0 else 0.0)
     else:
         anchor, sign, lam = mode, 0.0, 0.0
-
-    def log_f(t):
-        out = -lbeta
-        if alpha != 1.0:
-            out += (alpha - 1.0) * math.log(t)
-        if beta != 1.0:
-            out += (beta - 1.0) * math.log1p(-t)
-        return out
-
-    log_top = log_f(anchor)
+    log_top = beta_math._log_density(alpha, beta, lbeta, anchor)
     flat = lam * width < 1e-9
     drop = 0.0 if flat else -math.expm1(-lam * width)
     for d in range(out.size):
@@ -120,7 +112,7 @@ def _envelope_draws(alpha, beta, lbeta, lo, hi, rng, out):
                 t, envelope = anchor + sign * e, log_top - lam * e
             if not lo < t < hi:
                 continue
-            if rng.random() < math.exp(log_f(t) - envelope):
+            if rng.random() < math.exp(beta_math._log_density(alpha, beta, lbeta, t) - envelope):
                 out[d] = t
                 break
 
