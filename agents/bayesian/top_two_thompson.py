@@ -344,7 +344,7 @@ class TopTwoThompson(ScriptedAgent):
     values for a handful of arms near the boundary (cached Beta tails at a few
     thresholds, one uniform per arm near the boundary and geometric jumps over the arms
     far below it). Cost, compiled (:func:`episode`), n = 1,000, budget 20n, one pull per
-    batch: about 2.7 us per pull at k = 10 and 5.5 us at k = 100 (docs/performance.md),
+    batch: about 2.5 us per pull at k = 10 and 5.3 us at k = 100 (docs/performance.md),
     against 160-180 us with full draws of every arm in NumPy.
 
     Args:
