@@ -130,12 +130,21 @@ def beta_tail(alpha, beta, lbeta, x):
 
 @numba.njit(cache=True, _nrt=False, inline="always")
 def _log_density(alpha, beta, lbeta, t):
-    """``log`` of the Beta(alpha, beta) density at ``t`` (a zero exponent adds nothing)."""
+    """``log`` of the Beta(alpha, beta) density at ``t`` (a zero exponent adds nothing,
+    and its logarithm is not taken)."""
+    log_t = math.log(t) if alpha != 1.0 else 0.0
+    log1m_t = math.log1p(-t) if beta != 1.0 else 0.0
+    return _log_density_of_logs(alpha, beta, lbeta, log_t, log1m_t)
+
+
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _log_density_of_logs(alpha, beta, lbeta, log_t, log1m_t):
+    """:func:`_log_density` from ``log t`` and ``log(1 - t)``."""
     out = -lbeta
     if alpha != 1.0:
-        out += (alpha - 1.0) * math.log(t)
+        out += (alpha - 1.0) * log_t
     if beta != 1.0:
-        out += (beta - 1.0) * math.log1p(-t)
+        out += (beta - 1.0) * log1m_t
     return out
 
 
@@ -160,17 +169,6 @@ def _beta_between_by_inversion(alpha, beta, lbeta, lo, hi, rng):
         else:
             right = mid
     return 0.5 * (left + right)
-
-
-@numba.njit(cache=True, _nrt=False, inline="always")
-def _log_density_of_logs(alpha, beta, lbeta, log_t, log1m_t):
-    """:func:`_log_density` from ``log t`` and ``log(1 - t)`` (the same operations)."""
-    out = -lbeta
-    if alpha != 1.0:
-        out += (alpha - 1.0) * log_t
-    if beta != 1.0:
-        out += (beta - 1.0) * log1m_t
-    return out
 
 
 @numba.njit(cache=True, _nrt=False, inline="always")
