@@ -7,7 +7,8 @@ exact Clopper-Pearson 95% interval, and the share of truncated episodes; then, f
 learned stop (training seed), the paired difference of pulls with every other agent
 (learned minus other, 95% t interval over the same episodes) and the ratio of means.
 Each agent's rows are those of the runs it plays in the results directory's config (its
-``runs``). Markdown on stdout.
+``runs``). Markdown on stdout. ``benchmarks/learned_stopping_figure.py`` draws the
+first table of each point.
 """
 
 from __future__ import annotations
@@ -46,28 +47,52 @@ def played_runs(df: Any, results: str) -> Any:
     return df[df["run"] < df["agent"].map(limit)]
 
 
+def agent_rows(grp: Any) -> dict[str, dict[str, Any]]:
+    """Agent label -> its row of one point's table: ``episodes``, ``pulls`` (mean) and
+    ``pulls_hw`` (95% t half-width), ``error`` (rate), ``error_lo``/``error_hi``
+    (Clopper-Pearson 95%), ``truncated`` (share), and ``runs`` (its rows, by run)."""
+    rows = {}
+    for agent, g in grp.groupby("agent", sort=False):
+        g = g.sort_values("run")
+        m, h = t_interval(g["pulls"].to_numpy(float))
+        err = int(g["misidentified"].sum())
+        lo, hi = clopper_pearson(err, len(g))
+        rows[agent] = {
+            "episodes": len(g),
+            "pulls": m,
+            "pulls_hw": h,
+            "error": err / len(g),
+            "error_lo": lo,
+            "error_hi": hi,
+            "truncated": float(g["truncated"].mean()),
+            "runs": g,
+        }
+    return rows
+
+
+def points(results: str) -> list[tuple[str, float, dict[str, dict[str, Any]]]]:
+    """(point label, delta, :func:`agent_rows`) per point of a results directory."""
+    df = played_runs(read_results(results), results)
+    return [
+        (str(point), float(grp["x_value"].iloc[0]), agent_rows(grp))
+        for point, grp in df.groupby("point", sort=False)
+    ]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("results")
     args = p.parse_args()
-    df = played_runs(read_results(args.results), args.results)
-    for point, grp in df.groupby("point", sort=False):
-        delta = float(grp["x_value"].iloc[0])
+    for point, delta, by_agent in points(args.results):
         print(f"\n### {point}\n")
         print("| agent | episodes | mean pulls | error rate | Clopper-Pearson 95% | truncated |")
         print("| --- | --- | --- | --- | --- | --- |")
-        by_agent = {}
-        for agent, g in grp.groupby("agent", sort=False):
-            g = g.sort_values("run")
-            by_agent[agent] = g
-            pulls = g["pulls"].to_numpy(float)
-            m, h = t_interval(pulls)
-            err = int(g["misidentified"].sum())
-            lo, hi = clopper_pearson(err, len(g))
-            flag = " (above delta)" if hi > delta else ""
+        for agent, r in by_agent.items():
+            flag = " (above delta)" if r["error_hi"] > delta else ""
             print(
-                f"| {agent} | {len(g)} | {m:,.0f} +- {h:,.0f} | {err / len(g):.4f} | "
-                f"[{lo:.4f}, {hi:.4f}]{flag} | {g['truncated'].mean():.3f} |"
+                f"| {agent} | {r['episodes']} | {r['pulls']:,.0f} ± {r['pulls_hw']:,.0f} | "
+                f"{r['error']:.4f} | [{r['error_lo']:.4f}, {r['error_hi']:.4f}]{flag} | "
+                f"{r['truncated']:.3f} |"
             )
         learned = [a for a in by_agent if a.startswith("learned stop")]
         others = [a for a in by_agent if a not in learned]
@@ -75,15 +100,15 @@ def main() -> None:
         print("| learned | " + " | ".join(others) + " |")
         print("| --- |" + " --- |" * len(others))
         for a in learned:
-            la = by_agent[a]
+            la = by_agent[a]["runs"]
             cells = []
             for o in others:
-                ob = by_agent[o]
+                ob = by_agent[o]["runs"]
                 common = np.intersect1d(la["run"], ob["run"])
                 x = la.set_index("run").loc[common, "pulls"].to_numpy(float)
                 y = ob.set_index("run").loc[common, "pulls"].to_numpy(float)
                 m, h = t_interval(x - y)
-                cells.append(f"{m:+,.0f} +- {h:,.0f} ({x.mean() / y.mean():.2f}x)")
+                cells.append(f"{m:+,.0f} ± {h:,.0f} ({x.mean() / y.mean():.2f}x)")
             print(f"| {a} | " + " | ".join(cells) + " |")
 
 

@@ -6,6 +6,9 @@ a broken reference, nav entry or snippet fails the build). Then
 * every ``href``/``src`` of every built page that points inside the site resolves to a
   file of the built site, and every ``#anchor`` to an ``id`` of the target page;
 * every page has exactly one title (``<h1>``), and every image is a PNG/SVG file;
+* the figure script of ``learned-stopping`` parses the tables of its page;
+* the code the tutorials copy from ``examples/`` (so that their Markdown reads on GitHub
+  too, where snippet includes do not render) is the files' current text;
 * the generated catalogs list every registered agent, catalog instance and shipped
   experiment;
 * the main pages load in headless Chromium (served over HTTP, as a user would see them):
@@ -40,7 +43,7 @@ pytest.importorskip("mkdocstrings_handlers.python")
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Pages opened in the browser: home, a spec page, both generated catalogs, two tutorials,
-#: two experiment pages with figures, the performance page and an API page.
+#: three experiment pages with figures, the performance page and an API page.
 MAIN_PAGES = (
     "index.html",
     "environments.html",
@@ -50,6 +53,7 @@ MAIN_PAGES = (
     "tutorials/benchmark-your-own-algorithm.html",
     "experiments/quick.html",
     "experiments/chen2017.html",
+    "experiments/learned-stopping.html",
     "performance.html",
     "api/agents.html",
 )
@@ -220,6 +224,66 @@ def test_catalogs_list_every_agent_instance_experiment_and_ladder_task(site: Pat
     searches = shipped_records()
     assert ("No search is shipped" in text) == (not searches)
     assert all(f"<td>{r['algo']}</td>" in text for r in searches)
+
+
+#: A code block copied from files: ``<!-- copy of FILE[:SECTION] ... -->`` on the line
+#: before it (or before its ``<!-- fmt: off -->``). SECTION is the text between the file's
+#: ``--8<-- [start:SECTION]`` and ``--8<-- [end:SECTION]`` lines (pymdownx.snippets'
+#: markers); without it, the whole file.
+_COPY = re.compile(
+    r"^<!-- copy of (?P<refs>[^()>]+?)(?: \([^)]*\))? -->\n(?:<!--[^\n]*-->\n)?"
+    r"```[a-z]*\n(?P<body>.*?)\n?```$",
+    re.M | re.S,
+)
+
+
+def _copied(ref: str) -> str:
+    name, _, section = ref.partition(":")
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    if not section:
+        return "\n".join(line for line in lines if "--8<-- [" not in line)
+    marks = [line.strip() for line in lines]
+    start = marks.index(f"# --8<-- [start:{section}]")
+    end = marks.index(f"# --8<-- [end:{section}]")
+    return "\n".join(lines[start + 1 : end])
+
+
+@pytest.mark.parametrize(
+    "page", sorted(p.name for p in (ROOT / "docs" / "tutorials").glob("*.md")), ids=str
+)
+def test_tutorial_code_copies_are_the_example_files(page: str) -> None:
+    text = (ROOT / "docs" / "tutorials" / page).read_text(encoding="utf-8")
+    assert "--8<--" not in text, f"{page}: a snippet include shows as a bare line on GitHub"
+    copies = list(_COPY.finditer(text))
+    assert text.count("<!-- copy of ") == len(copies), f"{page}: a copy marker not before a block"
+    for m in copies:
+        expected = "\n".join(_copied(ref) for ref in m["refs"].split())
+        assert m["body"] == expected, f"{page}: the copy of {m['refs']} differs from the file"
+
+
+def test_learned_stopping_figure_reads_the_page(tmp_path: Path) -> None:
+    """The figure of learned-stopping is drawn from the tables of its page; they parse."""
+    import importlib.util
+
+    path = ROOT / "benchmarks" / "learned_stopping_figure.py"
+    spec = importlib.util.spec_from_file_location("learned_stopping_figure", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    points = module.read_page()
+    assert [(label, delta) for label, delta, _ in points] == [
+        ("k = 1, delta = 0.05", 0.05),
+        ("k = 1, delta = 0.1", 0.1),
+        ("k = 3, delta = 0.05", 0.05),
+        ("k = 3, delta = 0.1", 0.1),
+    ]
+    for label, delta, rows in points:
+        assert sum(a.startswith("learned stop") for a in rows) == 3, label
+        assert all(module.family(a, delta) in module.STYLES for a in rows), sorted(rows)
+        assert all(r["error_lo"] <= r["error"] <= r["error_hi"] for r in rows.values())
+    out = tmp_path / "figure.png"
+    module.draw(points, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _inject_check(page: bytes) -> bytes:
