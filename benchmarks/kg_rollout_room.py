@@ -82,7 +82,7 @@ def summary(rows: dict[str, list[float]], cpu: dict[str, float]) -> None:
             continue
         m, sd, hw = interval(rows[name])
         print(
-            f"  gain ({name:9s}): {m:+.5f} +- {hw:.5f}  (95% CI [{m - hw:+.5f}, {m + hw:+.5f}], "
+            f"  gain ({name:9s}): {m:+.5f} ± {hw:.5f}  (95% CI [{m - hw:+.5f}, {m + hw:+.5f}], "
             f"sd {sd:.5f})"
         )
     print(

@@ -35,7 +35,7 @@ def main() -> None:
             m, h = t_interval(g["aggregate_regret"].to_numpy(float))
             per_batch = g["pulls"].sum() / g["batches"].sum()
             print(
-                f"| {agent} | {len(g)} | {m:.5f} +- {h:.5f} | {g['misidentified'].mean():.3f} | "
+                f"| {agent} | {len(g)} | {m:.5f} ± {h:.5f} | {g['misidentified'].mean():.3f} | "
                 f"{g['pulls'].mean():.1f} | {per_batch:.2f} |"
             )
         learned = [a for a in by_agent if a.startswith("learned batch")]
@@ -55,7 +55,7 @@ def main() -> None:
                 y = by_agent[o].loc[common, "aggregate_regret"].to_numpy(float)
                 m, h = t_interval(x - y, level)
                 mark = " (better)" if m + h < 0 else (" (worse)" if m - h > 0 else " (tied)")
-                cells.append(f"{m:+.5f} +- {h:.5f}{mark}")
+                cells.append(f"{m:+.5f} ± {h:.5f}{mark}")
             print(f"| {o} | " + " | ".join(cells) + " |")
 
 

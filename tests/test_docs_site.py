@@ -286,6 +286,29 @@ def test_learned_stopping_figure_reads_the_page(tmp_path: Path) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_jun2016_table1_figure_reads_the_page(tmp_path: Path) -> None:
+    """The figure of jun2016-table1 is drawn from the table of its page; it parses."""
+    import importlib.util
+
+    path = ROOT / "benchmarks" / "jun2016_table1_figure.py"
+    spec = importlib.util.spec_from_file_location("jun2016_table1_figure", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    data = module.read_page()
+    assert sorted(data) == ["Linear", "Sparse"]
+    for inst, rows in data.items():
+        # the 13 (b, r) pairs of Table 1, r <= b, the reference (1, 1) first
+        assert len(rows) == 13 and (rows[0]["b"], rows[0]["r"]) == (1, 1), inst
+        assert all(row["r"] <= row["b"] for row in rows), inst
+        assert all(row["theory"] == row["paper"] == row["ours"] == 1 for row in rows[:1])
+        assert all(0 < row[key] <= row["b"] * 1.01 for row in rows for key in row), inst
+    assert all("ours100" in row for row in data["Sparse"])
+    out = tmp_path / "figure.png"
+    module.draw(data, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def _inject_check(page: bytes) -> bytes:
     """A script that, once the page has loaded, records what rendered on ``<body>``."""
     script = b"""<script>
