@@ -369,7 +369,17 @@ class ScriptedAgent(Agent):
 
     # ------------------------------------------------------------------ reset
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
-        """Start a new episode: zero the statistics and restart the algorithm."""
+        """Start a new episode: zero the statistics and restart the algorithm.
+
+        ``TopK-PullByPull-v0``'s problem (``action_format="pull"``) is refused: its
+        actions are one pull at a time, for masked policies.
+        """
+        if getattr(problem, "action_format", "pulls") == "pull":
+            raise ValueError(
+                f"agent {self.name!r} cannot play TopK-PullByPull-v0: that env is for masked "
+                "policies (one pull per step); play scripted agents on TopK-Batch-v0 (the "
+                "same problem: same kwargs, same episodes)"
+            )
         super().reset(problem, seed=seed)
         self.ctx = ctx = engine.make_ctx(problem, self.rng, self.answer_rule)
         self.counts = ctx.counts

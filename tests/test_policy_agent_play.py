@@ -39,7 +39,7 @@ class _Recorder:
 def test_vector_over_the_batch_is_projected_by_the_env_rule(setting: str) -> None:
     """The issue's crash: 3 pulls asked, b = 2. Same episode as the env's project mode."""
     over = {"budget": 13} if setting == "fixed_budget" else {"max_batches": 5}
-    raise_env = _batch_env(setting=setting, answer="agent", **over)
+    raise_env = _batch_env(setting=setting, answer="agent", invalid_action="raise", **over)
     project_env = _batch_env(setting=setting, answer="agent", invalid_action="project", **over)
     policy = _Recorder(lambda obs: np.array([3, 0, 1, 0, 1, 0]))  # 3 pulls, one over r
     agent = agents.PolicyAgent(policy, answer="policy")

@@ -56,6 +56,7 @@ _LAZY = {
     "compare": "evaluation",
     "evaluate": "evaluation",
     "summarize": "evaluation",
+    "TrainConfig": "training",
     "TrainResult": "training",
     "train": "training",
     "add_train_arguments": "cli",

@@ -47,12 +47,20 @@ Policies of sb3-contrib play the same way:
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
 ``agent.total_projections`` / ``agent.total_decisions`` since the agent was built.
+
+The policy runs on one observation at a time, where torch's thread pool only adds
+synchronisation: each ``act`` runs on ``torch_threads`` threads (default 1) and gives
+torch its previous setting back when it returns. Switching there and back costs about
+0.3 us per ``act``, well under 1% of a PPO step, which was 11-45x slower on torch's
+default two threads of a busy 2-core machine (``benchmarks/policy_play_speed.py``).
+``torch_threads=None`` leaves torch's setting as it is.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -67,7 +75,7 @@ from bandit_envs.scoring import top_k
 from bandit_envs.spaces import count_masks
 from bandit_envs.top_k_batch import project_answer, project_pulls
 
-__all__ = ["LOADERS", "PolicyAgent", "SampledPolicyAgent"]
+__all__ = ["LOADERS", "PolicyAgent", "SampledPolicyAgent", "check_observation"]
 
 #: The ``agents.make("PREFIX:PATH")`` prefixes that load a saved model (the algorithm).
 LOADERS = ("ppo", "a2c", "dqn", "recurrent_ppo", "maskable_ppo")
@@ -101,6 +109,9 @@ class PolicyAgent(Agent):
         pull_by_pull: compose every batch pull by pull (a policy trained on
             ``TopK-PullByPull-v0``); ``None``: when the policy's observation has a
             ``batch`` entry (its ``Dict`` space, or its ``obs_transform``'s features).
+        torch_threads: the torch threads each ``act`` runs on (torch's setting is given
+            back when ``act`` returns; nothing happens while torch is not imported);
+            ``None``: leave torch's setting as it is.
 
     Attributes:
         projections: actions this episode that were not in the play env's action set
@@ -110,6 +121,7 @@ class PolicyAgent(Agent):
         total_decisions: ``decisions`` summed over every episode played.
         recurrent: the policy carries a state (an LSTM) across steps.
         masked: the policy takes action masks (``predict(..., action_masks=)``).
+        torch_threads: the torch threads ``act`` runs on (``None``: torch's setting).
     """
 
     name = "policy"
@@ -125,8 +137,15 @@ class PolicyAgent(Agent):
         seed: int | None = None,
         prior: Sequence[float] | None = None,
         pull_by_pull: bool | None = None,
+        torch_threads: int | None = 1,
     ) -> None:
         super().__init__(seed=seed)
+        if torch_threads is not None and (
+            isinstance(torch_threads, bool)
+            or not isinstance(torch_threads, int)
+            or torch_threads < 1
+        ):
+            raise ValueError(f"torch_threads={torch_threads!r} must be an integer >= 1 or None")
         if answer not in ("auto", "policy", "empirical", "posterior"):
             raise ValueError(
                 f"answer={answer!r} must be 'auto', 'policy', 'empirical' or 'posterior'"
@@ -145,8 +164,16 @@ class PolicyAgent(Agent):
         self.obs_transform = obs_transform
         if name is not None:
             self.name = name
+        self.torch_threads = torch_threads
         space = getattr(policy, "observation_space", None)
         self._keys = tuple(space.spaces) if hasattr(space, "spaces") else None
+        if obs_transform is None and _flat_space(space) and hasattr(policy, "predict"):
+            raise ValueError(
+                f"policy {self.name!r} takes a flat observation ({space}) and no obs_transform "
+                "was given to turn the env's dict observation into one: pass obs_transform= "
+                "(its training transform, e.g. bandit_envs.wrappers.FlatObservation.from_env"
+                "(env)), or save the model with agents.learned.save_policy, which stores it"
+            )
         self.projections = self.decisions = 0
         self.total_projections = self.total_decisions = 0
         self._blind_answer = False  # auto, on a policy that cannot see the phase: empirical
@@ -166,6 +193,15 @@ class PolicyAgent(Agent):
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
         """Start an episode of ``problem``: zero this episode's projection counters."""
         fmt = getattr(problem, "action_format", "pulls")
+        if fmt == "pull":
+            raise ValueError(
+                f"PolicyAgent {self.name!r} plays TopK-v0 and TopK-Batch-v0, not "
+                "TopK-PullByPull-v0 (problem.action_format='pull'): play it on "
+                "TopK-Batch-v0 with the same kwargs (the same problem; a policy trained on "
+                "TopK-PullByPull-v0 composes each batch there pull by pull, as that env "
+                "does), or step TopK-PullByPull-v0 with the model itself: "
+                "model.predict(obs, action_masks=env.unwrapped.action_masks())"
+            )
         if fmt not in ("pulls", "arm"):
             raise ValueError(f"problem.action_format={fmt!r} must be 'pulls' or 'arm'")
         if self.prior is not None:
@@ -217,7 +253,13 @@ class PolicyAgent(Agent):
         return self.projections / self.decisions if self.decisions else 0.0
 
     def act(self, observation: Mapping[str, Any]) -> np.ndarray:
-        """The policy's action, mapped into the play env's action set."""
+        """The policy's action, mapped into the play env's action set.
+
+        Runs on :attr:`torch_threads` torch threads and gives torch its setting back.
+        """
+        return self._on_torch_threads(self._act, observation)
+
+    def _act(self, observation: Mapping[str, Any]) -> np.ndarray:
         self.decisions += 1
         self.total_decisions += 1
         if int(observation.get("phase", 0)) == 1:
@@ -235,7 +277,23 @@ class PolicyAgent(Agent):
 
     def policy_action(self, observation: Mapping[str, Any]) -> np.ndarray:
         """The policy's own action for ``observation``, before any mapping (for inspection)."""
-        return self._predict(observation)
+        return self._on_torch_threads(self._predict, observation)
+
+    def _on_torch_threads(
+        self, fn: Callable[[Mapping[str, Any]], np.ndarray], observation: Mapping[str, Any]
+    ) -> np.ndarray:
+        """``fn(observation)`` on :attr:`torch_threads` torch threads, torch's setting restored."""
+        torch = sys.modules.get("torch") if self.torch_threads is not None else None
+        if torch is None:
+            return fn(observation)
+        before = torch.get_num_threads()
+        if before == self.torch_threads:
+            return fn(observation)
+        torch.set_num_threads(self.torch_threads)
+        try:
+            return fn(observation)
+        finally:
+            torch.set_num_threads(before)
 
     # ------------------------------------------------------------------ policy
     def _policy_observation(self, observation: Mapping[str, Any]) -> Any:
@@ -463,13 +521,41 @@ class PolicyAgent(Agent):
         path = model_file(path)
         check_saved_algo(path, algo)
         model = model_cls.load(path, device="cpu")
-        for key, value in saved_agent_kwargs(model, path).items():
+        saved = saved_agent_kwargs(model, path)
+        if not saved and "obs_transform" not in kwargs:
+            check_observation(model, path, algo)
+        for key, value in saved.items():
             kwargs.setdefault(key, value)
         kwargs.setdefault("name", name)
         if not kwargs.get("deterministic", True):
             kwargs.pop("deterministic")
             return SampledPolicyAgent(model, **kwargs)
         return cls(model, **kwargs)
+
+
+def check_observation(model: Any, path: Any, algo: str) -> None:
+    """Refuse a model saved without its metadata whose policy takes a flat observation.
+
+    (The envs' observations are dicts; without the training transform SB3 would fail at
+    the first step with ``The observation provided is a dict but the obs space is Box``.)
+    """
+    space = getattr(model, "observation_space", None)
+    if _flat_space(space):
+        raise ValueError(
+            f"{path} has no metadata (saved by plain model.save(): nothing in the zip, no "
+            f"sidecar {_sidecar_name(path)}) and its policy takes a flat observation "
+            f"({space}), not the env's dict observation: save the model with "
+            "agents.learned.save_policy(model, path, metadata), which stores its observation "
+            "transform, or pass the transform it was trained with: "
+            f"agents.make('{algo}:{path}', obs_transform=FlatObservation.from_env(env)) "
+            "(bandit_envs.wrappers.FlatObservation, or any callable dict -> array)"
+        )
+
+
+def _sidecar_name(path: Any) -> str:
+    from agents.learned.metadata import sidecar_path
+
+    return str(sidecar_path(path))
 
 
 class SampledPolicyAgent(PolicyAgent):
@@ -577,6 +663,15 @@ def _action_probs(model: Any, obs: Any, mask: np.ndarray | None) -> list[np.ndar
             out.append(torch.softmax(part, dim=-1).numpy().astype(np.float64))
             start += size
     return out
+
+
+def _flat_space(space: Any) -> bool:
+    """Whether ``space`` is a flat (``Box``) observation space, not the envs' ``Dict``."""
+    return (
+        space is not None
+        and not hasattr(space, "spaces")
+        and len(getattr(space, "shape", None) or ()) == 1
+    )
 
 
 def _parameters(fn: Callable[..., Any]) -> Mapping[str, Any]:

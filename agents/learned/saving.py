@@ -9,7 +9,7 @@ from typing import Any
 
 from stable_baselines3.common.base_class import BaseAlgorithm
 
-from agents.learned.adapter import PolicyAgent, SampledPolicyAgent
+from agents.learned.adapter import PolicyAgent, SampledPolicyAgent, check_observation
 from agents.learned.algos import ALGOS
 from agents.learned.metadata import (
     check_saved_algo,
@@ -57,9 +57,10 @@ def load_policy(path: str | Path, algo: str | None = None, **kwargs: Any) -> Pol
     ``algo`` defaults to the one in the metadata; ``kwargs`` override the stored
     ``PolicyAgent`` arguments. ``path`` may omit ``.zip``; a missing file is a
     ``FileNotFoundError`` naming ``path``, a model saved by another algorithm than
-    ``algo`` a ``ValueError``. The agent runs the network on one observation per step:
-    call ``torch.set_num_threads(1)`` first (with more threads each call is several
-    times slower, about 10x on a busy 2-core machine).
+    ``algo`` a ``ValueError``, and so is a model saved without metadata whose policy
+    takes a flat observation, unless ``obs_transform`` is given. The agent runs the
+    network on one torch thread (``torch_threads=1``, see
+    :class:`~agents.learned.adapter.PolicyAgent`).
     """
     given = path
     path = model_file(path)
@@ -73,6 +74,8 @@ def load_policy(path: str | Path, algo: str | None = None, **kwargs: Any) -> Pol
     check_saved_algo(path, algo)
     model = ALGOS[algo].load(path, device="cpu")
     params = saved_agent_kwargs(model, path)
+    if not params and "obs_transform" not in kwargs:
+        check_observation(model, path, algo)
     params.update(kwargs)
     params.setdefault("name", f"{algo}:{given}")
     transform = params.pop("obs_transform", None)
