@@ -13,7 +13,7 @@ import pytest
 from topk_bench.cli import main
 from topk_bench.store import read_results
 from topk_bench.summary import format_tables, summarize, t_quantile, wilson
-from topk_bench.tables import interval
+from topk_bench.tables import plus_minus
 
 CONFIG = """
 name = "cli-test"
@@ -111,16 +111,18 @@ def test_plot_writes_png(result_dir, capsys):
 def test_summary_prints_means_with_95_ci(result_dir, capsys):
     assert main(["summary", str(result_dir)]) == 0
     out = capsys.readouterr().out
-    assert "aggregate_regret: mean [95% CI]" in out and "misidentified: mean [95% CI]" in out
+    assert "aggregate_regret (lower is better): mean ± 95% CI, 5 runs per cell" in out
+    assert "misidentified (lower is better): mean ± 95% CI, 5 runs per cell" in out
     df = read_results(result_dir)
     group = df[(df["panel"] == "two-level") & (df["x"] == "2")]["aggregate_regret"].to_numpy()
     mean, half = (
         group.mean(),
         t_quantile(len(group) - 1) * group.std(ddof=1) / math.sqrt(len(group)),
     )
-    low = max(0.0, mean - half)  # regret is >= 0: the interval is cut there
-    assert interval(mean, low, mean + half) in out  # 3 significant digits each
-    assert "one" in out and "six" in out  # label x values
+    low = max(0.0, mean - half)  # regret is >= 0: the interval is cut there ...
+    assert plus_minus(mean, low, mean + half) in out  # ... and ± is the t half-width
+    # one agent: the points are the rows, labelled without their panel's name
+    assert "\ninstance=shahrampour2017-setup1, s=one  " in out and "setups: " not in out
 
 
 MANY_AGENTS = """
@@ -149,7 +151,7 @@ def wide_dir(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("width", [100, 60])
+@pytest.mark.parametrize("width", [60, 45])
 def test_summary_fits_the_terminal_and_the_csv_keeps_full_precision(
     wide_dir, width, capsys, monkeypatch
 ):
@@ -161,7 +163,7 @@ def test_summary_fits_the_terminal_and_the_csv_keeps_full_precision(
     unwrapped = format_tables(summary, "k", width=10**6)
     assert max(len(line) for line in unwrapped.splitlines()) > width  # the layout was narrowed
     for r in summary.itertuples():
-        assert interval(r.mean, r.ci_low, r.ci_high) in out
+        assert plus_minus(r.mean, r.ci_low, r.ci_high) in out
     df = read_results(wide_dir)
     for r in summary[summary["metric"] == "aggregate_regret"].itertuples():
         values = df[(df["point"] == r.point) & (df["agent"] == r.agent)]["aggregate_regret"]
@@ -232,3 +234,38 @@ def test_closed_stdout_exits_quietly() -> None:
         os.close(write_end)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr
+
+
+SUBSET = CONFIG.replace(
+    '[[agents]]\nname = "uniform"', '[[agents]]\nname = "uniform"\n[[agents]]\nname = "sar"'
+)
+SUBSET = SUBSET.replace('panel = "setups"', 'panel = "setups"\nagents = ["uniform"]')
+
+
+@pytest.mark.parametrize(
+    ("config", "line"),
+    [
+        (CONFIG, "cli-test: 4 points x 1 agents x 5 runs = 20 episodes -> "),
+        (
+            SUBSET,  # sar plays 2 of the 4 points: 4 x 2 x 5 would say 40
+            "cli-test: 30 episodes (4 points, 2 agents, 5 runs; some points play a subset "
+            "of the agents) -> ",
+        ),
+        (
+            SUBSET.replace('name = "sar"', 'name = "sar"\nruns = 2'),
+            "cli-test: 24 episodes (4 points, 2 agents, 5 runs; some points play a subset "
+            "of the agents; fewer runs for sar: 2) -> ",
+        ),
+    ],
+)
+def test_run_states_the_true_episode_count(config, line, tmp_path, capsys, monkeypatch):
+    import topk_bench.run
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topk_bench.run, "run_experiment", stop)  # no episode runs
+    (tmp_path / "c.toml").write_text(config)
+    assert main(["run", str(tmp_path / "c.toml"), "--out", str(tmp_path / "out")]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith(line), err

@@ -475,3 +475,106 @@ def test_help(command, capsys):
     out = capsys.readouterr().out
     assert "--baseline" in out and "--resamples" in out
     assert ("--metric" in out and "--format" in out) if command == "compare" else "--out" in out
+
+
+# ------------------------------------------------------------------ rounding, titles, figures
+
+
+def test_a_zero_difference_prints_as_zero_not_as_its_residue():
+    """Differences of +-0.1 around the baseline: their mean is a floating-point residue."""
+    df = synthetic(points=1, runs=30)
+    base = df[df["agent"] == "uniform"]
+    mirror = base.assign(agent="mirror", agent_name="mirror")
+    signs = np.where(base["run"].to_numpy() % 2 == 0, 0.1, -0.1)
+    mirror["aggregate_regret"] = base["aggregate_regret"].to_numpy() + signs
+    comp = cmp.compare(pd.concat([base, mirror]), ["aggregate_regret"], "uniform", n_resamples=200)
+    row = comp.paired.iloc[0]
+    assert 0 < abs(row["diff"]) < 1e-15  # the residue the CSV keeps
+    text = cmp.format_comparison(comp, width=100)
+    assert f"  {interval(0.0, row['ci_low'], row['ci_high'])}  " in text
+    assert interval(0.0, row["ci_low"], row["ci_high"]) == "0 [-0.0380, 0.0380]"
+    assert "e-17" not in text and "e-16" not in text and "e-18" not in text
+
+
+def _synthetic_dir(path, claims=None, name="synthetic", source=None) -> None:
+    store = ResultStore(path)
+    store.write(synthetic(points=2, runs=25).to_dict("records"))
+    manifest = {
+        "name": name,
+        "metrics": ["aggregate_regret"],
+        "runs": 25,
+        "x_label": "k",
+        "reduced": False,
+        "points": [
+            {"label": f"P k={p + 1}", "panel": "P", "x": str(p + 1), "agents": list(AGENTS)}
+            for p in range(2)
+        ],
+        "agents": [{"label": a, "name": a, "params": {}} for a in AGENTS],
+        "claims": claims or [],
+    }
+    if source:
+        manifest["source"] = source
+    store.merge_manifest(manifest, 0)
+
+
+def test_report_has_no_claims_section_without_claims(tmp_path):
+    _synthetic_dir(tmp_path)
+    text = build_report(tmp_path, n_resamples=200)
+    assert 'id="claims"' not in text and 'href="#claims"' not in text
+    assert "claims" not in text.split("<nav>")[1].split("</nav>")[0].lower()
+    assert 'id="results"' in text
+
+
+def test_report_titles_a_users_claims_neutrally(tmp_path):
+    _synthetic_dir(tmp_path, claims=[_claim(text="better is lower", source="my notes")])
+    text = build_report(tmp_path, n_resamples=200)
+    assert '<h2 id="claims">Claims</h2>' in text and '<a href="#claims">Claims</a>' in text
+    assert "paper" not in text.split('<h2 id="results"')[0].split("<nav>")[1].lower()
+
+
+def test_shipped_experiments_title_their_claims_after_the_papers(tmp_path):
+    from topk_bench.config import shipped
+    from topk_bench.report import claims_title
+
+    def title(name: str, source: str | None = None) -> str:
+        exp = load(name)
+        manifest = {"name": name, "source": source or str(shipped()[name])}
+        return claims_title(manifest, [dict(c) for c in exp.claims])
+
+    assert title("zhou2014-fig1") == "The paper's claims"
+    assert title("quick") == "The papers' claims"  # zhou2014 and shahrampour2017
+    copy = tmp_path / "quick.toml"
+    copy.write_text(shipped()["quick"].read_text())
+    assert title("quick", str(copy)) == "Claims"  # a user's copy is a user's config
+
+
+def test_report_rounds_like_the_terminal(tmp_path):
+    """The IQM, P(improvement), differences and p-values as `topk-bench compare` prints them."""
+    _synthetic_dir(tmp_path)
+    text = build_report(tmp_path, n_resamples=200)
+    comp = cmp.compare_dir(tmp_path, n_resamples=200)
+    for r in comp.aggregate.itertuples():
+        assert f">{interval(r.iqm, r.iqm_low, r.iqm_high)}<" in text
+        if not math.isnan(r.poi):
+            assert f">{interval(r.poi, r.poi_low, r.poi_high)}<" in text
+    for r in comp.paired.itertuples():
+        assert f">{interval(r.diff, r.ci_low, r.ci_high)}<" in text
+        assert f">{pvalue(r.p_holm)}<" in text
+
+
+def test_the_profiles_legend_leaves_the_title_and_the_axes_free(tmp_path):
+    from topk_bench.plot import _plt
+    from topk_bench.report import profile_figure
+
+    _synthetic_dir(tmp_path)
+    fig = profile_figure(cmp.compare_dir(tmp_path, n_resamples=200), "aggregate_regret")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    (ax,) = fig.axes
+    legend = fig.legends[0].get_window_extent(renderer)
+    title = ax.title.get_window_extent(renderer)
+    axes = ax.get_tightbbox(renderer)
+    assert not legend.overlaps(title) and not legend.overlaps(axes)
+    assert fig.bbox.contains(legend.x0, legend.y0) and fig.bbox.contains(legend.x1, legend.y1)
+    assert legend.y1 <= axes.y0  # below the axes
+    _plt().close(fig)

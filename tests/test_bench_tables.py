@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from topk_bench.tables import interval, pvalue, sig, terminal_width, text_table, wrap
+from topk_bench.tables import (
+    interval,
+    plus_minus,
+    pvalue,
+    sig,
+    terminal_width,
+    text_table,
+    wrap,
+)
 
 
 @pytest.mark.parametrize(
@@ -63,6 +71,38 @@ def test_interval_rounds_the_mean_and_both_ends_alike():
     assert interval(math.nan, 0.0, 1.0) == "-"
 
 
+@pytest.mark.parametrize(
+    ("mean", "low", "high", "text"),
+    [
+        (9.58e-18, -0.0054, 0.0054, "0 [-0.00540, 0.00540]"),  # a residue of an exact zero
+        (-3.47e-18, -0.00142, 0.00142, "0 [-0.00142, 0.00142]"),
+        (0.0, -0.0054, 0.0054, "0 [-0.00540, 0.00540]"),
+        (4e-6, -0.0054, 0.0054, "0 [-0.00540, 0.00540]"),  # below half the ends' last digit
+        (6e-6, -0.0054, 0.0054, "6.00e-06 [-0.00540, 0.00540]"),
+        (1e-4, -0.0054, 0.0054, "0.000100 [-0.00540, 0.00540]"),
+        (2e-18, 1e-18, 3e-18, "2.00e-18 [1.00e-18, 3.00e-18]"),  # tiny, but so is the interval
+    ],
+)
+def test_interval_prints_a_mean_below_its_resolution_as_zero(mean, low, high, text):
+    assert interval(mean, low, high) == text
+
+
+@pytest.mark.parametrize(
+    ("mean", "low", "high", "text"),
+    [
+        (0.0118, 0.0098, 0.0137, "0.0118 ± 0.00200"),  # the larger side of the interval
+        (1.0, 0.954, 1.0, "1.00 ± 0.0460"),  # Wilson's at 1: covers its lower side
+        (0.001, 0.0, 0.003, "0.00100 ± 0.00200"),  # a t interval cut at 0: the t half-width
+        (0.5, math.nan, math.nan, "0.500"),  # one run: no interval
+        (1e-18, -0.001, 0.001, "0 ± 0.00100"),
+        (0.25, 0.25, 0.25, "0.250 ± 0"),
+        (math.nan, 0.0, 1.0, "-"),
+    ],
+)
+def test_plus_minus_gives_the_mean_and_the_larger_half_width(mean, low, high, text):
+    assert plus_minus(mean, low, high) == text
+
+
 def _wide() -> tuple[list[str], list[list[str]]]:
     header = ["panel", "x", *(f"agent{i}" for i in range(8)), "n"]
     rows = [
@@ -100,6 +140,15 @@ def test_a_wide_table_is_split_into_tables_that_fit(width):
     for row in rows:
         for cell in row[2:]:
             assert cell in text
+
+
+def test_a_split_table_has_groups_of_about_as_many_columns():
+    header = ["agent", *(f"setup {i}" for i in range(1, 7))]
+    rows = [["AdaptiveTopK", *["0.775 ± 0.103"] * 6]]
+    text = text_table(header, rows, keys=1, width=100)  # 4 columns fit beside the key
+    blocks = [b.splitlines()[0].split("  ") for b in text.split("\n\n")]
+    assert [len([c for c in b if c.strip()]) - 1 for b in blocks] == [3, 3]
+    assert max(map(len, text.splitlines())) <= 100
 
 
 def test_a_column_wider_than_the_room_stands_alone():

@@ -19,10 +19,12 @@ on the Python path: ``PYTHONPATH=. topk-bench run mine.toml`` for a module next 
 config), or a saved model ``ppo:PATH``. ``check`` imports every agent and says where
 its class comes from; the run's manifest and report record it.
 
-The text tables of ``summary`` and ``compare`` give figures to 3 significant digits and
-p-values to 2, and fit the terminal's width (``COLUMNS``; 100 when the output is not a
-terminal) by splitting a wide table into narrower ones; ``DIR/summary.csv`` and
-``compare --format csv|json`` keep full precision.
+The text tables of ``run``, ``summary`` and ``compare`` (and the tables of ``report``)
+give figures to 3 significant digits and p-values to 2, and fit the terminal's width
+(``COLUMNS``; 100 when the output is not a terminal) by splitting a wide table into
+narrower ones; ``DIR/summary.csv`` and ``compare --format csv|json`` keep full precision.
+``summary`` (and ``run`` after its episodes) prints, per metric and panel, one table of
+``mean ± half-width`` of the 95% CI with the agents as rows and the points as columns.
 
 Exit status: 0 success, 1 failure while running, 2 bad config or arguments,
 130 interrupted (finished episodes are saved; rerun the same command to resume).
@@ -107,6 +109,22 @@ def _fewer(exp: Experiment) -> str:
     return f" (fewer for {', '.join(few)})" if few else ""
 
 
+def _episode_count(exp: Experiment) -> str:
+    """The episodes to run: a product when it is one (``14 points x 6 agents x 80 runs =
+    6720 episodes``), else the count with what makes it no product."""
+    n_points, n_agents, n = len(exp.points), len(exp.agents), exp.episodes()
+    few = [f"{a.label}: {exp.runs_of(a)}" for a in exp.agents if exp.runs_of(a) < exp.runs]
+    subset = len(exp.pairs()) < n_points * n_agents
+    if not (few or subset):
+        return f"{n_points} points x {n_agents} agents x {exp.runs} runs = {n} episodes"
+    notes = ["some points play a subset of the agents"] if subset else []
+    if few:
+        notes.append(f"fewer runs for {', '.join(few)}")
+    return (
+        f"{n} episodes ({n_points} points, {n_agents} agents, {exp.runs} runs; {'; '.join(notes)})"
+    )
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     exp = _load(args)
     pairs = exp.pairs()
@@ -164,11 +182,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         cfg = refit_config(exp, out)
         exp = load(cfg, reduced=args.reduced, data=args.data, runs=args.runs, warn=_warn)
-    n = exp.episodes()
     backend = args.backend
     print(
-        f"{exp.name}{' (reduced)' if exp.reduced else ''}: {len(exp.points)} points x "
-        f"{len(exp.agents)} agents x {exp.runs} runs{_fewer(exp)} = {n} episodes -> {out}",
+        f"{exp.name}{' (reduced)' if exp.reduced else ''}: {_episode_count(exp)} -> {out}",
         file=sys.stderr,
     )
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
@@ -208,9 +224,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             paths = plot_dir(out)
-        print(
-            f"\nwrote {out / 'summary.csv'} and {', '.join(str(p) for p in paths)}", file=sys.stderr
-        )
+        from topk_bench.tables import wrap
+
+        figures = f"; figures in {paths[0].parent}: {', '.join(p.name for p in paths)}"
+        print(wrap(f"\nwrote {out / 'summary.csv'}{figures if paths else ''}"), file=sys.stderr)
     return 0
 
 
@@ -429,9 +446,9 @@ def _parser() -> argparse.ArgumentParser:
         (
             "summary",
             _cmd_summary,
-            "print each metric's mean with a 95%% confidence interval per agent and point, "
-            "to 3 significant digits and the terminal's width "
-            "(also written to DIR/summary.csv, at full precision)",
+            "print each metric's mean with a 95%% confidence interval per agent and point "
+            "(a table per panel, agents against points), to 3 significant digits and the "
+            "terminal's width (also written to DIR/summary.csv, at full precision)",
         ),
         ("plot", _cmd_plot, "write one PNG per metric to DIR/figures/"),
     ):
@@ -476,9 +493,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report",
         help="write one self-contained HTML report of a results directory",
-        description="Write one HTML file (figures embedded): summary tables, the comparison "
-        "of 'topk-bench compare', the paper's claims judged from the data, the config, seeds, "
-        "package versions and CPU time.",
+        description="Write one HTML file (figures embedded): the claims the config states, "
+        "judged from the data, summary tables, the comparison of 'topk-bench compare', the "
+        "config, seeds, package versions and CPU time.",
     )
     _compare_args(p)
     p.add_argument("--out", "-o", metavar="FILE", help="output file; default DIR/report.html")

@@ -1,11 +1,14 @@
 """``topk-bench report``: one self-contained HTML file for a results directory.
 
 The file needs nothing beside it (figures are base64 PNGs, the style sheet is inline)
-and holds, in order: the paper's claims with their verdicts from the data
-(:mod:`topk_bench.claims`), the figures and summary tables (means with 95% CIs,
-:mod:`topk_bench.summary`), the comparison with a baseline agent
-(:mod:`topk_bench.compare`), the run (episodes, CPU time, seeds, package versions) and
-the experiment's config (the manifest, and the config file when it is still there).
+and holds, in order: the claims the experiment's config states, with their verdicts from
+the data (:mod:`topk_bench.claims`; titled "The paper's claims" for a shipped experiment,
+"Claims" for another config, and left out when the config states none), the figures and
+summary tables (means with 95% CIs, :mod:`topk_bench.summary`), the comparison with a
+baseline agent (:mod:`topk_bench.compare`), the run (episodes, CPU time, seeds, package
+versions) and the experiment's config (the manifest, and the config file when it is
+still there). Figures in the tables are rounded as the terminal's
+(:mod:`topk_bench.tables`: 3 significant digits, p-values 2).
 
 Where each agent's class came from (module, file and its SHA-256, distribution and
 version, or a local module) is the run's, recorded in the manifest; the other package
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from topk_bench.compare import HIGHER_IS_BETTER, CompareError, Comparison, compare
+from topk_bench.tables import interval, pvalue, sig
 
 __all__ = ["build_report", "describe_source", "warmup_flags", "write_report"]
 
@@ -84,18 +88,9 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
-def _num(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
-
-
-def _pval(v: float) -> str:
-    if v is None or math.isnan(v):
-        return "-"
-    return "&lt;1e-4" if v < 1e-4 else f"{v:.4f}"
+def _num(v: Any) -> str:
+    """A real number as the terminal tables print it (:func:`topk_bench.tables.sig`)."""
+    return sig(v) if isinstance(v, float) else ("-" if v is None else str(v))
 
 
 def _table(
@@ -208,19 +203,43 @@ def _claims_from(manifest: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], 
     return [], ""
 
 
-def _claims_section(df: Any, manifest: Mapping[str, Any], point_order: Sequence[str]) -> str:
+def _is_shipped(manifest: Mapping[str, Any]) -> bool:
+    """Whether the results are of a shipped experiment (its config file, not a copy)."""
+    from topk_bench.config import shipped
+
+    source, path = manifest.get("source"), shipped().get(str(manifest.get("name", "")))
+    if not isinstance(source, str) or not source or path is None:
+        return False
+    try:
+        return os.path.samefile(source, path)
+    except OSError:
+        return False
+
+
+def claims_title(manifest: Mapping[str, Any], claims: Sequence[Mapping[str, Any]]) -> str:
+    """The claims section's title: "The paper's claims" (or "papers'") for a shipped
+    experiment whose claims all name their source paper, else "Claims"."""
+    papers = {str(c.get("source") or "").split(" ")[0] for c in claims}
+    if not claims or "" in papers or not _is_shipped(manifest):
+        return "Claims"
+    return "The paper's claims" if len(papers) == 1 else "The papers' claims"
+
+
+def _claims_section(
+    df: Any, manifest: Mapping[str, Any], point_order: Sequence[str]
+) -> tuple[str, str] | None:
+    """The claims section, ``(title, html)``; None when the experiment states no claims."""
     from topk_bench.claims import judge_claims
 
     claims, note = _claims_from(manifest)
-    parts = ['<h2 id="claims">The paper\'s claims</h2>']
+    if not claims and not note:
+        return None
+    title = claims_title(manifest, claims)
+    parts = [f'<h2 id="claims">{_e(title)}</h2>']
     if note:
         parts.append(f'<p class="note">{_e(note)}</p>')
     if not claims:
-        parts.append(
-            "<p>This experiment states no machine-checkable claims "
-            "(<code>[[claims]]</code> in its config).</p>"
-        )
-        return "\n".join(parts)
+        return title, "\n".join(parts)
     results = judge_claims(df, claims, point_order)
     parts.append(
         "<p>Each claim is a set of paired comparisons (paired t-test; exact McNemar for 0/1 "
@@ -259,8 +278,8 @@ def _claims_section(df: Any, manifest: Mapping[str, Any], point_order: Sequence[
                 x.n,
                 _num(x.mean),
                 _num(x.than_mean),
-                f"{_num(x.diff)} [{_num(x.ci_low)}, {_num(x.ci_high)}]",
-                _Html(_pval(x.p_holm)),
+                interval(x.diff, x.ci_low, x.ci_high),
+                pvalue(x.p_holm),
                 x.verdict,
             ]
             for x in r.comparisons.itertuples()
@@ -274,7 +293,7 @@ def _claims_section(df: Any, manifest: Mapping[str, Any], point_order: Sequence[
             )
             + "</details>"
         )
-    return "\n".join(parts)
+    return title, "\n".join(parts)
 
 
 def _figures_section(df: Any, manifest: Mapping[str, Any], summary: Any) -> str:
@@ -303,15 +322,7 @@ def _figures_section(df: Any, manifest: Mapping[str, Any], summary: Any) -> str:
         agents = list(dict.fromkeys(mdf["agent"]))
         rows = []
         for _point, pdf in mdf.groupby("point", sort=False):
-            cells = {
-                r.agent: (
-                    "-"
-                    if math.isnan(r.mean)
-                    else f"{r.mean:.4g}"
-                    + ("" if math.isnan(r.ci_low) else f" [{r.ci_low:.4g}, {r.ci_high:.4g}]")
-                )
-                for r in pdf.itertuples()
-            }
+            cells = {r.agent: interval(r.mean, r.ci_low, r.ci_high) for r in pdf.itertuples()}
             first = pdf.iloc[0]
             rows.append([first["panel"], first["x"], *(cells.get(a, "") for a in agents),
                          "/".join(map(str, sorted(set(pdf["n"]))))])  # fmt: skip
@@ -323,14 +334,16 @@ def _figures_section(df: Any, manifest: Mapping[str, Any], summary: Any) -> str:
     return "\n".join(parts)
 
 
-def _profile_png(comp: Comparison, metric: str) -> bytes | None:
+def profile_figure(comp: Comparison, metric: str) -> Any:
+    """The performance profiles of ``metric`` as a matplotlib figure (None without
+    profiles): one line per agent with its bootstrap band, the legend below the axes."""
     from topk_bench.plot import _plt
 
     prof = comp.profiles[comp.profiles["metric"] == metric]
     if not len(prof):
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
     for agent, adf in prof.groupby("agent", sort=False):
         line = ax.plot(adf["tau"], adf["fraction"], label=agent, lw=1.6)[0]
         ax.fill_between(adf["tau"], adf["low"], adf["high"], color=line.get_color(), alpha=0.18,
@@ -342,10 +355,21 @@ def _profile_png(comp: Comparison, metric: str) -> bytes | None:
     ax.axvline(1.0, color="grey", lw=0.8, ls=":")
     ax.grid(alpha=0.3)
     ax.set_title(f"performance profiles: {metric} (stratified bootstrap 95% CI)", fontsize=10)
-    fig.legend(fontsize=7, loc="outside right upper")
+    agents = prof["agent"].nunique()
+    rows = math.ceil(agents / 4)  # at most 4 entries a row, the rows about as full
+    fig.legend(fontsize=7, loc="outside lower center", ncols=math.ceil(agents / rows))
+    return fig
+
+
+def _profile_png(comp: Comparison, metric: str) -> bytes | None:
+    fig = profile_figure(comp, metric)
+    if fig is None:
+        return None
+    from topk_bench.plot import _plt
+
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
+    _plt().close(fig)
     return buf.getvalue()
 
 
@@ -375,10 +399,8 @@ def _comparison_section(comp: Comparison) -> str:
                     r.agent,
                     "baseline" if w is None else f"{w.wins} / {w.ties} / {w.losses}",
                     f"{r.points_normalized}/{r.points}",
-                    f"{_num(r.iqm)} [{_num(r.iqm_low)}, {_num(r.iqm_high)}]",
-                    "-"
-                    if math.isnan(r.poi)
-                    else f"{r.poi:.3f} [{r.poi_low:.3f}, {r.poi_high:.3f}]",
+                    interval(r.iqm, r.iqm_low, r.iqm_high),
+                    interval(r.poi, r.poi_low, r.poi_high),
                 ]
             )
         parts.append(
@@ -400,9 +422,9 @@ def _comparison_section(comp: Comparison) -> str:
                 r.n,
                 _num(r.mean),
                 _num(r.baseline_mean),
-                f"{_num(r.diff)} [{_num(r.ci_low)}, {_num(r.ci_high)}]",
+                interval(r.diff, r.ci_low, r.ci_high),
                 r.test,
-                _Html(_pval(r.p_holm)),
+                pvalue(r.p_holm),
                 _Html(_e(r.outcome), "outcome"),
             ]
             for r in mdf.itertuples()
@@ -592,8 +614,9 @@ def build_report(
     agent_order = [a["label"] for a in manifest.get("agents", [])]
     summary = summarize(df, metrics, point_order, agent_order)
     name = manifest.get("name", Path(root).name)
-    sections = [_claims_section(df, manifest, point_order),
-                _figures_section(df, manifest, summary)]  # fmt: skip
+    claims = _claims_section(df, manifest, point_order)
+    sections = [claims[1]] if claims else []
+    sections.append(_figures_section(df, manifest, summary))
     if df["agent"].nunique() > 1:
         comp = compare(
             df,
@@ -613,9 +636,9 @@ def build_report(
     sections += [_run_section(df, manifest), _config_section(manifest)]
     title = f"{name}{' (reduced)' if manifest.get('reduced') else ''}"
     nav = "".join(
-        f'<li><a href="#{a}">{t}</a></li>'
+        f'<li><a href="#{a}">{_e(t)}</a></li>'
         for a, t in (
-            ("claims", "The paper's claims"),
+            *([("claims", claims[0])] if claims else []),
             ("results", "Results"),
             ("comparison", "Comparison with the baseline"),
             ("run", "The run: CPU time, seeds, software"),

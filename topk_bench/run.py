@@ -14,6 +14,14 @@
    finished chunks as Parquet parts, with a tqdm progress bar (episodes, rate, ETA);
 5. when everything is done, merge the parts into one file.
 
+Compilation: a compiled agent's first episode in a worker process compiles its code, or
+loads it from numba's on-disk cache. When some agent of the plan has no cached code for
+the current sources (:func:`uncompiled_agents`: a first run, or one after an update),
+the progress bar is preceded by the line ``compiling N agents (first run only: ...)``
+and shows ``compiling`` instead of an ETA until every such agent has finished a chunk;
+its ETA then comes from the rate measured since (the compile time would otherwise make
+it minutes too long).
+
 Rows of finished chunks are written at most ``flush_interval`` seconds after they
 arrive (one part per flush: fewer, larger files than one per chunk), and always
 before :func:`run_experiment` returns or raises: Ctrl-C, a failed episode or a killed
@@ -33,8 +41,9 @@ import contextlib
 import dataclasses
 import math
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +54,7 @@ from topk_bench.config import ConfigError, Experiment
 from topk_bench.episodes import Chunk
 from topk_bench.models import TRAINED_PREFIX, model_path, resolve_agent, train_missing
 from topk_bench.store import ResultStore, StoreError
+from topk_bench.tables import wrap
 
 __all__ = [
     "FITTED",
@@ -55,6 +65,7 @@ __all__ = [
     "generated_toml",
     "refit_config",
     "run_experiment",
+    "uncompiled_agents",
 ]
 
 MAX_CHUNK = 100
@@ -207,7 +218,10 @@ def run_experiment(
         total = exp.episodes()
         already = total - planned
         ran = written = 0
-        bar = _progress(total, already, exp.name, progress) if chunks else None
+        compiling = set(uncompiled_agents(chunks)) if chunks and progress else set()
+        if compiling:
+            print(_compiling_line(compiling, chunks), file=sys.stderr, flush=True)
+        bar = _progress(total, already, exp.name, progress, compiling) if chunks else None
         buffer: list[dict[str, Any]] = []
         write_error: StoreError | None = None
 
@@ -234,6 +248,7 @@ def run_experiment(
                         last_flush = time.monotonic()
                     if bar is not None:
                         bar.update(len(rows))
+                        bar.finished(chunk.agent)
                     if on_chunk is not None:
                         on_chunk(chunk)
             finally:
@@ -303,7 +318,58 @@ def _with_models(
     return dataclasses.replace(exp, agents=agents)
 
 
-def _progress(total: int, initial: int, name: str, enabled: bool) -> Any:
+def _compiled_dispatcher_cached(dispatcher: Any) -> bool | None:
+    """Whether numba has this dispatcher's code: compiled in this process (forked workers
+    inherit it) or in its on-disk cache for the current sources; None if unknown."""
+    if getattr(dispatcher, "overloads", None):
+        return True
+    try:
+        # numba's cache index, {} when absent or stale (a source stamp of other sources)
+        return bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # not a caching dispatcher, or numba's internals changed
+        return None
+
+
+def uncompiled_agents(chunks: Sequence[Chunk]) -> list[str]:
+    """Labels of the chunks' agents whose compiled episode loop numba has neither compiled
+    in this process nor cached on disk for the current sources (their first episode in a
+    worker compiles it), in plan order. Agents without compiled code (Python agents,
+    learned policies) and agents whose state cannot be told are left out."""
+    import agents
+
+    cold: list[str] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        if chunk.agent in seen:
+            continue
+        seen.add(chunk.agent)
+        try:
+            cls = agents.agent_class(chunk.agent_target or chunk.agent_name)
+        except Exception:  # a saved policy (ppo:PATH), or a name only workers resolve
+            continue
+        dispatcher = getattr(cls, "episode_kernel", None)
+        if dispatcher is not None and _compiled_dispatcher_cached(dispatcher) is False:
+            cold.append(chunk.agent)
+    return cold
+
+
+def _compiling_line(compiling: set[str], chunks: Sequence[Chunk]) -> str:
+    """``compiling 6 agents (first run only: ...)...``, naming them when not all are."""
+    every = list(dict.fromkeys(c.agent for c in chunks))
+    which = f"{len(compiling)} agent{'s' if len(compiling) > 1 else ''}"
+    if len(compiling) < len(every):
+        names = ", ".join(a for a in every if a in compiling)
+        which = f"{len(compiling)} of {len(every)} agents, {names},"
+    return wrap(
+        f"compiling {which} (first run only: numba caches the compiled code for later runs)..."
+    )
+
+
+def _progress(
+    total: int, initial: int, name: str, enabled: bool, compiling: set[str] = frozenset()
+) -> Any:
+    """A tqdm bar of episodes; while the agents in ``compiling`` have not all finished a
+    chunk it shows ``compiling`` instead of an ETA, and its ETA then uses the rate since."""
     try:
         from tqdm import tqdm
     except ModuleNotFoundError:  # pragma: no cover - depends on the install
@@ -312,8 +378,40 @@ def _progress(total: int, initial: int, name: str, enabled: bool) -> Any:
     class _Bar(tqdm):  # no monitor thread: worker processes may be forked after this
         monitor_interval = 0
 
+        def __init__(self, *args: Any, compiling: set[str], **kwargs: Any) -> None:
+            self.compiling = set(compiling)
+            self.warm_from: tuple[float, int] | None = None  # (elapsed, n) when warm
+            super().__init__(*args, **kwargs)
+
+        def finished(self, agent: str) -> None:
+            """A chunk of ``agent`` finished (after its :meth:`update`)."""
+            if agent in self.compiling:
+                self.compiling.discard(agent)
+                if not self.compiling:
+                    self.warm_from = (self._time() - self.start_t, self.n)
+                    self.refresh()
+
+        @property
+        def format_dict(self) -> dict[str, Any]:
+            d = super().format_dict
+            if self.compiling:
+                d["bar_format"] = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, compiling]"
+            elif self.warm_from is not None:
+                seconds, n = d["elapsed"] - self.warm_from[0], d["n"] - self.warm_from[1]
+                if seconds > 0 and n > 0:
+                    d["rate"] = n / seconds
+                else:  # no chunk since the compilation ended: no rate yet
+                    d["bar_format"] = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<?]"
+            return d
+
     return _Bar(
-        total=total, initial=initial, desc=name, unit="ep", disable=not enabled, smoothing=0.1
+        total=total,
+        initial=initial,
+        desc=name,
+        unit="ep",
+        disable=not enabled,
+        smoothing=0.1,
+        compiling=compiling if enabled else set(),
     )
 
 

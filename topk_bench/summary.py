@@ -7,8 +7,13 @@ is undefined (NaN). A t interval is cut to the metric's range
 (:data:`topk_bench.episodes.METRIC_RANGES`: regret, pulls and batches are >= 0, precision
 and FNR in [0, 1]), which keeps its coverage.
 
-The text tables (:func:`format_tables`) give every figure to 3 significant digits and
-fit the terminal's width (:mod:`topk_bench.tables`); ``summary.csv`` keeps full
+The text tables (:func:`format_tables`) compare the agents at a glance: per metric and
+panel, one table whose cells are ``mean ± half-width`` of the 95% interval
+(:func:`topk_bench.tables.plus_minus`), the agents as rows and the panel's points as
+columns (or the other way round when the experiment has fewer agents than a panel has
+points, so that tables grow down rather than across), the run count stated once per
+metric; every figure to 3 significant digits, fit to the terminal's width
+(:mod:`topk_bench.tables`). ``summary.csv`` keeps both ends of every interval at full
 precision.
 """
 
@@ -16,14 +21,16 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from topk_bench.episodes import BINARY_METRICS, METRIC_RANGES
-from topk_bench.tables import interval, sig, text_table, wrap
+from topk_bench.tables import plus_minus, sig, text_table, wrap
 
 __all__ = [
+    "SUMMARY_COLUMNS",
     "clopper_pearson",
     "format_tables",
     "ratio_table",
@@ -32,6 +39,20 @@ __all__ = [
     "t_quantile",
     "wilson",
 ]
+
+#: The columns of a summary (:func:`summarize`, ``summary.csv``).
+SUMMARY_COLUMNS = (
+    "panel",
+    "point",
+    "x",
+    "x_value",
+    "agent",
+    "metric",
+    "n",
+    "mean",
+    "ci_low",
+    "ci_high",
+)
 
 _Z = 1.959963984540054
 _T975 = (
@@ -179,21 +200,7 @@ def summarize(
                     "ci_high": hi,
                 }
             )
-    out = pd.DataFrame.from_records(
-        records,
-        columns=[
-            "panel",
-            "point",
-            "x",
-            "x_value",
-            "agent",
-            "metric",
-            "n",
-            "mean",
-            "ci_low",
-            "ci_high",
-        ],
-    )
+    out = pd.DataFrame.from_records(records, columns=list(SUMMARY_COLUMNS))
     prank = {p: i for i, p in enumerate(point_order)}
     arank = {a: i for i, a in enumerate(agent_order)}
     mrank = {m: i for i, m in enumerate(metrics)}
@@ -206,58 +213,138 @@ def summarize(
     return out
 
 
-def format_tables(summary: Any, x_label: str = "x", width: int | None = None) -> str:
-    """One text table per metric: a row per point, a column per agent, ``mean [95% CI]``.
+def _higher_is_better(metric: str) -> bool:
+    from topk_bench.compare import HIGHER_IS_BETTER
 
-    Figures to 3 significant digits; a table wider than ``width`` (default: the
-    terminal's, :func:`topk_bench.tables.terminal_width`) is split into narrower tables
-    that repeat the panel and x columns (:func:`topk_bench.tables.text_table`).
+    return metric in HIGHER_IS_BETTER
+
+
+def _ordered(values: Sequence[str], order: Sequence[str]) -> list[str]:
+    """The distinct ``values``: those in ``order`` first, in its order, then the others."""
+    present = dict.fromkeys(values)
+    return [v for v in order if v in present] + [v for v in present if v not in set(order)]
+
+
+def point_name(point: str, panel: str) -> str:
+    """A point's label without its panel's prefix (``"k=5"`` for ``"two-level: k=5"``)."""
+    prefix = f"{panel}: "
+    return point[len(prefix) :] if panel and point.startswith(prefix) else point
+
+
+def agents_as_rows(summary: Any) -> bool:
+    """Whether the tables put the agents in rows (and a panel's points in columns): when
+    no panel has more points than there are agents. Tables then grow downwards."""
+    if not len(summary):
+        return True
+    agents = summary["agent"].nunique()
+    points = summary.drop_duplicates("point").groupby("panel", sort=False).size().max()
+    return int(points) <= agents
+
+
+def _align(cells: Sequence[str]) -> list[str]:
+    """One column's ``mean ± half`` cells with their ``±`` signs aligned (means right-aligned)."""
+    parts = [c.split(" ± ", 1) if c else [] for c in cells]
+    left = max((len(p[0]) for p in parts if p), default=0)
+    out = []
+    for p in parts:
+        if not p:
+            out.append("")
+        elif len(p) == 1:
+            head, _, tail = p[0].partition(" ")  # "1.00 (n=4)": align the figure
+            out.append(head.rjust(left) + (f" {tail}" if tail else ""))
+        else:
+            out.append(f"{p[0].rjust(left)} ± {p[1]}")
+    return out
+
+
+def _panel_tables(
+    mdf: Any,
+    cell: Callable[[Any], str],
+    rows_are_agents: bool,
+    agent_order: Sequence[str],
+    x_label: str,
+    width: int | None,
+) -> list[str]:
+    """Per panel of ``mdf`` (one metric's rows of a summary): the panel's name and a table
+    of ``cell(row)``, with the agents as rows and the points as columns, or transposed."""
+    blocks = []
+    agents = _ordered(list(mdf["agent"]), agent_order)
+    for panel, pdf in mdf.groupby("panel", sort=False):
+        panel = str(panel)
+        points = list(dict.fromkeys(pdf["point"]))
+        names = [point_name(str(p), panel) for p in points]
+        by = {(r.agent, r.point): cell(r) for r in pdf.itertuples()}
+        here = [a for a in agents if any((a, p) in by for p in points)]
+        if rows_are_agents:
+            keys, header = here, ["agent", *names]
+            columns = [_align([by.get((a, p), "") for a in here]) for p in points]
+        else:
+            keys, header = names, [x_label, *here]
+            columns = [_align([by.get((a, p), "") for p in points]) for a in here]
+        rows = [[key, *(col[i] for col in columns)] for i, key in enumerate(keys)]
+        table = text_table(header, rows, keys=1, width=width)
+        blocks.append((wrap(panel, width) + "\n" if panel else "") + table)
+    return blocks
+
+
+def format_tables(
+    summary: Any,
+    x_label: str = "x",
+    width: int | None = None,
+    agent_order: Sequence[str] = (),
+) -> str:
+    """Per metric, one table per panel: ``mean ± half-width`` of the 95% CI per agent and point.
+
+    The agents are rows and the panel's points columns (:func:`agents_as_rows`; else
+    the points are rows under ``x_label``); a column's ``±`` signs line up. The metric's
+    title says which way is better and how many runs each cell has (a cell with another
+    count says ``(n=...)``). Figures to 3 significant digits; a table wider than
+    ``width`` (default: the terminal's, :func:`topk_bench.tables.terminal_width`) is
+    split into narrower tables that repeat the key column
+    (:func:`topk_bench.tables.text_table`).
     """
+    rows_are_agents = agents_as_rows(summary)
     blocks = []
     for metric, mdf in summary.groupby("metric", sort=False):
-        agents = list(dict.fromkeys(mdf["agent"]))
-        rows = []
-        for _point, pdf in mdf.groupby("point", sort=False):
-            first = pdf.iloc[0]
-            cells = {r.agent: interval(r.mean, r.ci_low, r.ci_high) for r in pdf.itertuples()}
-            ns = sorted(set(pdf["n"]))
-            rows.append(
-                [
-                    str(first["panel"]),
-                    str(first["x"]),
-                    *(cells.get(a, "") for a in agents),
-                    "/".join(map(str, ns)),
-                ]
-            )
-        header = ["panel", x_label, *agents, "n"]
-        table = text_table(header, rows, keys=2, width=width)
-        blocks.append(f"{metric}: mean [95% CI]\n" + table)
-    return "\n\n".join(blocks)
+        counts = Counter(int(n) for n in mdf["n"])
+        common = counts.most_common(1)[0][0]
+        runs = f"{common} runs per cell" + ("" if len(counts) == 1 else " unless marked (n=...)")
+        better = "higher" if _higher_is_better(str(metric)) else "lower"
+
+        def cell(r: Any, common: int = common) -> str:
+            text = plus_minus(r.mean, r.ci_low, r.ci_high)
+            return text if r.n == common or r.n == 0 else f"{text} (n={r.n})"
+
+        title = wrap(f"{metric} ({better} is better): mean ± 95% CI, {runs}", width)
+        tables = _panel_tables(mdf, cell, rows_are_agents, agent_order, x_label, width)
+        blocks.append(title + "\n\n" + "\n\n".join(tables))
+    return "\n\n\n".join(blocks)
 
 
 def ratio_table(
-    summary: Any, ratio: Mapping[str, Any], x_label: str = "x", width: int | None = None
+    summary: Any,
+    ratio: Mapping[str, Any],
+    x_label: str = "x",
+    width: int | None = None,
+    agent_order: Sequence[str] = (),
 ) -> str:
     """Ratios of means to a reference point of the same panel and agent (e.g. speedups).
 
     ``ratio = {metric, reference_x, name}``: ``name`` at a point is
-    ``mean(metric at the panel's point with x == reference_x) / mean(metric here)``.
+    ``mean(metric at the panel's point with x == reference_x) / mean(metric here)``;
+    laid out as :func:`format_tables` lays out the means.
     """
     metric, ref_x, name = ratio["metric"], str(ratio["reference_x"]), ratio.get("name", "ratio")
     mdf = summary[summary["metric"] == metric]
-    rows = []
-    agents = list(dict.fromkeys(mdf["agent"]))
-    for (panel, _point), pdf in mdf.groupby(["panel", "point"], sort=False):
-        ref = mdf[(mdf["panel"] == panel) & (mdf["x"].astype(str) == ref_x)]
-        refmean = {r.agent: r.mean for r in ref.itertuples()}
-        cells = {}
-        for r in pdf.itertuples():
-            base = refmean.get(r.agent, math.nan)
-            cells[r.agent] = sig(base / r.mean) if r.mean and not math.isnan(base) else "-"
-        rows.append([str(panel), str(pdf.iloc[0]["x"]), *(cells.get(a, "") for a in agents)])
-    header = ["panel", x_label, *agents]
+    refmean = {(r.panel, r.agent): r.mean for r in mdf[mdf["x"].astype(str) == ref_x].itertuples()}
+
+    def cell(r: Any) -> str:
+        base = refmean.get((r.panel, r.agent), math.nan)
+        return sig(base / r.mean) if r.mean and not math.isnan(base) else "-"
+
     title = wrap(f"{name} ({metric} at {x_label}={ref_x} / {metric})", width)
-    return title + "\n" + text_table(header, rows, keys=2, width=width)
+    tables = _panel_tables(mdf, cell, agents_as_rows(mdf), agent_order, x_label, width)
+    return title + "\n\n" + "\n\n".join(tables)
 
 
 def summarize_dir(
@@ -283,10 +370,17 @@ def summarize_dir(
     if write:
         summary.to_csv(Path(root) / "summary.csv", index=False)
     x_label = manifest.get("x_label", "x")
-    title = f"{manifest.get('name', Path(root).name)}: {len(df)} episodes"
-    text = wrap(title, width) + "\n\n" + format_tables(summary, x_label, width)
+    agent_order = [a["label"] for a in manifest.get("agents", [])]
+    title = (
+        f"{manifest.get('name', Path(root).name)}: {len(df)} episodes, "
+        f"{df['point'].nunique() if len(df) else 0} points, "
+        f"{df['agent'].nunique() if len(df) else 0} agents. Each cell: mean ± the larger "
+        f"side of its 95% CI (Student t; Wilson for 0/1 metrics), 3 significant digits; "
+        f"summary.csv has both ends at full precision."
+    )
+    text = wrap(title, width) + "\n\n\n" + format_tables(summary, x_label, width, agent_order)
     ratio = (manifest.get("summary") or {}).get("ratio")
     if ratio:
         ratio_summary = summary if ratio["metric"] in metrics else summarize(df, [ratio["metric"]])
-        text += "\n\n" + ratio_table(ratio_summary, ratio, x_label, width)
+        text += "\n\n\n" + ratio_table(ratio_summary, ratio, x_label, width, agent_order)
     return text

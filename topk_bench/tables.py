@@ -1,16 +1,22 @@
 """Terminal tables: every figure rounded alike, tables and text wrapped to the terminal.
 
-What ``topk-bench summary`` and ``topk-bench compare`` print (the CSV and JSON outputs
-keep full precision):
+What ``topk-bench run``, ``summary`` and ``compare`` print (the CSV and JSON outputs keep
+full precision), and the figures of ``topk-bench report``:
 
-* real numbers to 3 significant digits (:func:`sig`): ``0.635 [0.595, 0.675]``, trailing
-  zeros kept so that a column reads at one precision (``0.500``, ``2.00``), scientific
-  notation from 1000 up and below 0.0001 (``1.99e+04``);
+* real numbers to 3 significant digits (:func:`sig`): ``0.635``, trailing zeros kept so
+  that a column reads at one precision (``0.500``, ``2.00``), scientific notation from
+  1000 up and below 0.0001 (``1.99e+04``);
+* a mean with its 95% interval as ``mean [low, high]`` (:func:`interval`) or
+  ``mean ± half-width`` (:func:`plus_minus`), each figure to 3 significant digits; a mean
+  too small to show at the precision of its interval's figures is ``0`` (a paired
+  difference of ``9.58e-18`` beside ``[-0.00540, 0.00540]`` is a floating-point residue
+  of zero, printed ``0 [-0.00540, 0.00540]``);
 * p-values to 2 significant digits, scientific below 0.001 (:func:`pvalue`: ``0.042``,
   ``3.1e-05``); counts as integers;
 * a table wider than the terminal (``COLUMNS``, else the terminal's width, else
-  :data:`DEFAULT_WIDTH`) is printed as several narrower tables, each repeating the key
-  columns (:func:`text_table`), and a long title line is wrapped (:func:`wrap`).
+  :data:`DEFAULT_WIDTH`) is printed as several narrower tables of about as many columns
+  each, each repeating the key columns (:func:`text_table`), and a long title line is
+  wrapped (:func:`wrap`).
 """
 
 from __future__ import annotations
@@ -20,19 +26,32 @@ import shutil
 import textwrap
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_WIDTH", "interval", "pvalue", "sig", "terminal_width", "text_table", "wrap"]
+__all__ = [
+    "DEFAULT_WIDTH",
+    "DIGITS",
+    "half_width",
+    "interval",
+    "plus_minus",
+    "pvalue",
+    "sig",
+    "terminal_width",
+    "text_table",
+    "wrap",
+]
 
 #: The width used when the output is not a terminal and ``COLUMNS`` is unset.
 DEFAULT_WIDTH = 100
 #: Columns between two table columns.
 GAP = "  "
+#: Significant digits of every real number printed (means, interval ends, half-widths).
+DIGITS = 3
 
 
 def _missing(v: float | None) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def sig(v: float | None, digits: int = 3) -> str:
+def sig(v: float | None, digits: int = DIGITS) -> str:
     """``v`` to ``digits`` significant digits (``-`` for None or NaN, ``0`` for zero).
 
     Trailing zeros are kept (``0.500``); scientific notation when the exponent is below
@@ -62,13 +81,61 @@ def pvalue(p: float | None) -> str:
     return sig(p, 2)
 
 
+def _last_digit(v: float, digits: int = DIGITS) -> float:
+    """The value of one unit in the last digit :func:`sig` shows of ``v`` (0 for 0, NaN, inf)."""
+    if _missing(v) or math.isinf(v) or v == 0:
+        return 0.0
+    exponent = format(abs(v), f".{digits - 1}e").partition("e")[2]
+    return 10.0 ** (int(exponent) - digits + 1)
+
+
+def _sig_beside(v: float, *others: float | None) -> str:
+    """:func:`sig` of ``v``, or ``0`` if ``|v|`` is below half the last digit shown of
+    every figure printed beside it (``others``): a residue of zero at their precision."""
+    if not _missing(v) and not math.isinf(v):
+        units = [_last_digit(float(o)) for o in others if not _missing(o)]  # type: ignore[arg-type]
+        units = [u for u in units if u > 0]
+        if units and abs(v) < 0.5 * min(units):
+            return "0"
+    return sig(v)
+
+
 def interval(mean: float | None, low: float | None, high: float | None) -> str:
-    """``mean [low, high]`` (:func:`sig` each); ``mean`` alone when the interval is NaN."""
+    """``mean [low, high]`` (:func:`sig` each); ``mean`` alone when the interval is NaN.
+
+    A mean below half the last digit shown of both ends prints as ``0``
+    (``0 [-0.00540, 0.00540]``, not ``9.58e-18 [-0.00540, 0.00540]``).
+    """
     if _missing(mean):
         return "-"
     if _missing(low) and _missing(high):
         return sig(mean)
-    return f"{sig(mean)} [{sig(low)}, {sig(high)}]"
+    return f"{_sig_beside(mean, low, high)} [{sig(low)}, {sig(high)}]"  # type: ignore[arg-type]
+
+
+def half_width(mean: float, low: float | None, high: float | None) -> float:
+    """The larger distance from ``mean`` to an end of ``[low, high]`` (NaN without one).
+
+    For a Student-t interval cut to a metric's range (regret >= 0) it is the t
+    half-width (the cut side is the shorter); for an asymmetric interval (Wilson's)
+    ``mean ± half_width`` covers the interval.
+    """
+    sides = [abs(float(e) - mean) for e in (low, high) if not _missing(e)]  # type: ignore[arg-type]
+    return max(sides) if sides else math.nan
+
+
+def plus_minus(mean: float | None, low: float | None, high: float | None) -> str:
+    """``mean ± half-width`` of the interval (:func:`half_width`; :func:`sig` each).
+
+    ``mean`` alone when the interval is NaN (one run), ``-`` when the mean is; a mean
+    below half the last digit shown of the half-width prints as ``0``.
+    """
+    if _missing(mean):
+        return "-"
+    half = half_width(float(mean), low, high)  # type: ignore[arg-type]
+    if math.isnan(half):
+        return sig(mean)
+    return f"{_sig_beside(float(mean), half)} ± {sig(half)}"  # type: ignore[arg-type]
 
 
 def terminal_width() -> int:
@@ -93,10 +160,11 @@ def text_table(
 ) -> str:
     """A left-aligned text table no wider than ``width`` (default :func:`terminal_width`).
 
-    When all columns do not fit, the columns after the first ``keys`` are split into
-    groups that fit beside the ``keys`` columns, and one table is printed per group
-    (separated by a blank line), each repeating the key columns. A group holds at least
-    one column: a single column wider than the room left is printed as it is.
+    When all columns do not fit, the columns after the first ``keys`` are split into as
+    few groups as fit beside the ``keys`` columns, of about as many columns each (6
+    columns that fit 4 at a time are printed 3 and 3), and one table is printed per
+    group (separated by a blank line), each repeating the key columns. A group holds at
+    least one column: a single column wider than the room left is printed as it is.
     """
     header = [str(h) for h in header]
     rows = [[str(c) for c in r] for r in rows]
@@ -110,21 +178,33 @@ def text_table(
     cols = list(range(len(header)))
     if sum(widths) + len(GAP) * (len(cols) - 1) <= width or len(cols) == keys:
         return _render(header, rows, cols)
-    key_cols = cols[:keys]
-    used = sum(widths[i] for i in key_cols) + len(GAP) * keys
-    groups: list[list[int]] = []
-    current: list[int] = []
-    room = width - used
-    for i in cols[keys:]:
-        need = widths[i] + (len(GAP) if current else 0)
-        if current and need > room:
-            groups.append(current)
-            current, room = [], width - used
-            need = widths[i]
-        current.append(i)
-        room -= need
-    groups.append(current)
-    return "\n\n".join(_render(header, rows, key_cols + g) for g in groups)
+    room = width - sum(widths[i] for i in cols[:keys]) - len(GAP) * keys
+    groups = _groups([widths[i] for i in cols[keys:]], room)
+    return "\n\n".join(_render(header, rows, cols[:keys] + [keys + i for i in g]) for g in groups)
+
+
+def _groups(widths: Sequence[int], room: int) -> list[list[int]]:
+    """Indices of ``widths`` in consecutive groups that fit in ``room`` (joined by
+    :data:`GAP`): as few groups as the greedy split, of sizes as even as fit."""
+
+    def fits(group: Sequence[int]) -> bool:
+        return (
+            len(group) == 1 or sum(widths[i] for i in group) + len(GAP) * (len(group) - 1) <= room
+        )
+
+    greedy: list[list[int]] = [[]]
+    for i in range(len(widths)):
+        if greedy[-1] and not fits([*greedy[-1], i]):
+            greedy.append([])
+        greedy[-1].append(i)
+    n, count = len(widths), len(greedy)
+    size, extra = divmod(n, count)
+    even, start = [], 0
+    for g in range(count):
+        stop = start + size + (1 if g < extra else 0)
+        even.append(list(range(start, stop)))
+        start = stop
+    return even if all(fits(g) for g in even) else greedy
 
 
 def wrap(text: str, width: int | None = None) -> str:
