@@ -1,8 +1,9 @@
-"""The import graph of the ``agents`` package, for the layout tests."""
+"""The import graph of a package of this project, for the layout tests."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import agents
@@ -10,17 +11,21 @@ import agents
 ROOT = Path(agents.__file__).resolve().parent
 
 
-def module_name(path: Path) -> str:
-    """The dotted name of the module at ``path`` (a package's ``__init__`` is the package)."""
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def package_modules(package: str) -> dict[str, Path]:
+    """Dotted module name -> file of every module of ``package`` (``__init__`` is the package)."""
+    root = Path(importlib.import_module(package).__file__).resolve().parent
+    out = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
 
 
-MODULES = {module_name(p): p for p in ROOT.rglob("*.py")}
+MODULES = package_modules("agents")
 
 
-def imports(path: Path) -> set[str]:
-    """The ``agents`` modules ``path`` imports, at any depth (function bodies too).
+def imports(path: Path, modules: dict[str, Path] = MODULES) -> set[str]:
+    """The modules of ``modules`` that ``path`` imports, at any depth (function bodies too).
 
     ``from package import module`` imports ``module`` (not the package's own names).
     """
@@ -31,13 +36,13 @@ def imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
-                out.add(sub if sub in MODULES else node.module)
-    return {m for m in out if m in MODULES}
+                out.add(sub if sub in modules else node.module)
+    return {m for m in out if m in modules}
 
 
-def graph() -> dict[str, set[str]]:
-    """Module -> the ``agents`` modules it imports."""
-    return {name: imports(path) - {name} for name, path in MODULES.items()}
+def graph(modules: dict[str, Path] = MODULES) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports (``agents`` by default)."""
+    return {name: imports(path, modules) - {name} for name, path in modules.items()}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

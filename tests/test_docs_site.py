@@ -216,7 +216,7 @@ def test_catalogs_list_every_agent_instance_experiment_and_ladder_task(site: Pat
     assert not missing, f"no experiment page names {missing}"
 
     # the generated tables of rl-baselines: the search spaces and the shipped searches
-    from topk_bench.rl_tuning import shipped_records
+    from topk_bench.experiments.rl_tuning import shipped_records
 
     text = (site / "experiments" / "rl-baselines.html").read_text(encoding="utf-8")
     assert "rl-tuning-space" not in text and "rl-tuning-searches" not in text

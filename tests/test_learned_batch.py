@@ -143,7 +143,7 @@ def test_the_shipped_weights_beat_kg_batch():
     """On 20,000 fresh episodes of the 10-arm family (seeds not used by the fit), each
     shipped fit's terminal value exceeds that of the kg_batch yardstick by more than 3
     paired standard errors (common random numbers)."""
-    from topk_bench import learned_batch as exp
+    from topk_bench.experiments import learned_batch as exp
 
     fits = [f for f in json.loads(exp.WEIGHTS.read_text()) if f["point"] == "10 arms"]
     means, streams = FAMILY.draw(20_000, (99, 99))
@@ -192,8 +192,8 @@ def test_bad_input_is_refused_by_name():
 
 
 def test_the_shipped_config_is_the_generators_output():
-    from topk_bench import learned_batch as exp
     from topk_bench.config import shipped
+    from topk_bench.experiments import learned_batch as exp
 
     fits = json.loads(exp.WEIGHTS.read_text())
     assert shipped()["learned-batch"].read_text() == exp.to_toml(exp.experiment_config(fits))
@@ -205,7 +205,7 @@ def test_the_shipped_config_is_the_generators_output():
 
 
 def test_the_train_and_config_commands(tmp_path, capsys):
-    from topk_bench import learned_batch as exp
+    from topk_bench.experiments import learned_batch as exp
 
     out = tmp_path / "w.json"
     args = ["train", "--point", "10 arms", "--seed", "5", "--scale", "0.002", "--out", str(out)]
@@ -255,6 +255,6 @@ def test_refit_config_refuses_what_it_cannot_refit(tmp_path):
 
 
 def _shipped_config() -> dict:
-    from topk_bench import learned_batch as exp
+    from topk_bench.experiments import learned_batch as exp
 
     return exp.experiment_config(json.loads(exp.WEIGHTS.read_text()))

@@ -206,8 +206,8 @@ def test_bad_input() -> None:
 
 
 def test_the_shipped_config_is_the_generators_output() -> None:
-    from topk_bench import learned_stopping as ls
     from topk_bench.config import shipped
+    from topk_bench.experiments import learned_stopping as ls
 
     shipped_path = shipped()["learned-stopping"]
     boundaries = json.loads(ls.BOUNDARIES.read_text())
@@ -220,7 +220,7 @@ def test_the_shipped_config_is_the_generators_output() -> None:
 
 
 def test_the_default_boundary_is_the_shipped_k1_delta_01_seed_0() -> None:
-    from topk_bench import learned_stopping as ls
+    from topk_bench.experiments import learned_stopping as ls
 
     (entry,) = [
         b

@@ -13,14 +13,14 @@ import pytest
 import tomllib
 
 from agents.learned.families import LADDER
-from topk_bench import rl_baselines, rl_tuning
 from topk_bench.config import load, shipped
+from topk_bench.experiments import rl_baselines, rl_tuning
 
-SHIPPED = Path(rl_baselines.__file__).parent / "experiments" / "rl-baselines.toml"
+SHIPPED = Path(rl_baselines.__file__).parent / "rl-baselines.toml"
 
 
 def test_shipped_config_is_the_generators() -> None:
-    """Edit the generator, then `python -m topk_bench.rl_baselines config > ...`."""
+    """Edit the generator, then `python -m topk_bench.experiments.rl_baselines config > ...`."""
     text = rl_baselines.to_toml(rl_baselines.experiment_config())
     assert SHIPPED.read_text(encoding="utf-8") == text
     assert tomllib.loads(text) == rl_baselines.experiment_config()
@@ -441,7 +441,7 @@ def test_tune_minimises_the_validation_score_resumes_and_feeds_the_config(
     from types import SimpleNamespace
 
     from agents.learned import training
-    from topk_bench import rl_tuning
+    from topk_bench.experiments import rl_tuning
 
     seen: list = []
 
@@ -488,7 +488,7 @@ def test_a_tiny_search_trains_and_keeps_the_best_trial(tmp_path) -> None:
     """Two real trials of a few hundred steps: the study and best.json agree."""
     import optuna
 
-    from topk_bench import rl_tuning
+    from topk_bench.experiments import rl_tuning
 
     best = rl_tuning.tune(
         "one-pull", "ppo", 2, 256, tmp_path, num_envs=2, eval_episodes=4, log=None

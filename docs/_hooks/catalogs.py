@@ -14,8 +14,8 @@ catalog. Everything comes from the running code, so the pages cannot drift from 
 * the ladder of RL tasks (``<!-- rl-ladder -->``): ``agents.learned.families.LADDER``
   (each task's family, documented spaces, what makes it hard and its reference agents);
 * the hyper-parameter search spaces of ``rl-baselines`` (``<!-- rl-tuning-space -->``):
-  ``topk_bench.rl_tuning.SPACES``; the searches its shipped config's tuned variants come
-  from (``<!-- rl-tuning-searches -->``): ``topk_bench.rl_tuning.shipped_records``.
+  ``topk_bench.experiments.rl_tuning.SPACES``; the searches its shipped config's tuned variants come
+  from (``<!-- rl-tuning-searches -->``): ``topk_bench.experiments.rl_tuning.shipped_records``.
 
 The link to an agent's API entry is an *optional* autorefs reference: a link when the
 class is documented in the API reference, the class name as plain code otherwise.
@@ -234,7 +234,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         markdown = markdown.replace(LADDER_MARKER, ladder_table())
     if TUNING_MARKER in markdown:
         _import_path()
-        from topk_bench.rl_tuning import space_table
+        from topk_bench.experiments.rl_tuning import space_table
 
         markdown = markdown.replace(TUNING_MARKER, space_table())
     if SEARCHES_MARKER in markdown:
@@ -245,7 +245,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 def searches_text() -> str:
     """Markdown: the table of the shipped searches, or a sentence when none is shipped."""
     _import_path()
-    from topk_bench.rl_tuning import search_table, shipped_records
+    from topk_bench.experiments.rl_tuning import search_table, shipped_records
 
     records = shipped_records()
     if not records:

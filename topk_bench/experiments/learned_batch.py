@@ -15,7 +15,7 @@ The fitted weights ship in ``topk_bench/pretrained/learned-batch/weights.json``;
 :func:`experiment_config` writes the experiment from it
 (``topk_bench/experiments/learned-batch.toml`` is its output, checked by
 ``tests/test_learned_batch.py``), so ``topk-bench run learned-batch`` plays them without
-refitting. ``python -m topk_bench.learned_batch train`` fits them again
+refitting. ``python -m topk_bench.experiments.learned_batch train`` fits them again
 (:func:`agents.bayesian.learned_batch.train`) and writes the JSON; ``config`` prints the
 TOML.
 """
@@ -34,7 +34,7 @@ from agents.bayesian.learned_batch import Family
 __all__ = ["refit", "POINTS", "WEIGHTS", "experiment_config", "train_all"]
 
 #: The shipped weights.
-WEIGHTS = Path(__file__).resolve().parent / "pretrained" / "learned-batch" / "weights.json"
+WEIGHTS = Path(__file__).resolve().parent.parent / "pretrained" / "learned-batch" / "weights.json"
 #: The experiment's points, by label.
 POINTS: dict[str, Family] = {
     "10 arms": Family(n=10, k=3, batch_size=10, repeat_limit=5, batches=8),
@@ -134,7 +134,7 @@ def experiment_config(fits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         )
     return {
         "name": "learned-batch",
-        "fitted_by": "topk_bench.learned_batch",
+        "fitted_by": "topk_bench.experiments.learned_batch",
         "description": (
             "Batches that matter: Bernoulli arms whose means are drawn from Beta(5, 5) per "
             "episode (shuffled), the (b, r)-batch model with a binding number of batches and a "
@@ -173,7 +173,7 @@ def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
     """The experiment's config from parameters fitted anew into ``path`` (JSON), or read
     from it when it exists (a resumed ``topk-bench run --retrain``); ``quick``: a few
     training episodes (``--reduced``: tests the pipeline, not the fit)."""
-    from topk_bench.run import fitted_json
+    from topk_bench.generated import fitted_json
 
     fits = fitted_json(path, lambda: train_all(scale=0.002 if quick else 1.0))
     return experiment_config(fits)
@@ -181,15 +181,17 @@ def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
 
 def to_toml(cfg: Mapping[str, Any]) -> str:
     """The config as TOML (the shipped file's text)."""
-    from topk_bench.run import generated_toml
+    from topk_bench.generated import generated_toml
 
     return generated_toml(
-        dict(cfg), "topk_bench.learned_batch", "topk_bench/pretrained/learned-batch/weights.json"
+        dict(cfg),
+        "topk_bench.experiments.learned_batch",
+        "topk_bench/pretrained/learned-batch/weights.json",
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m topk_bench.learned_batch")
+    p = argparse.ArgumentParser(prog="python -m topk_bench.experiments.learned_batch")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("config", help="print the experiment's TOML (from the shipped weights)")
     tr = sub.add_parser("train", help="fit the weights of every point and seed, write the JSON")

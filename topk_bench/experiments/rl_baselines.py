@@ -50,15 +50,15 @@ so the lines place the curves, they are not the same episodes. A model validated
 at the end of its training (no ``eval_every``) is a point with a min-max bar. Both work
 on a partial directory and say what is missing.
 
-**Tuned variants.** ``python -m topk_bench.rl_baselines tune`` searches an algorithm's
-hyper-parameters on a task (:mod:`topk_bench.rl_tuning`); ``config --tuned
+**Tuned variants.** ``python -m topk_bench.experiments.rl_baselines tune`` searches an algorithm's
+hyper-parameters on a task (:mod:`topk_bench.experiments.rl_tuning`); ``config --tuned
 DIR/best.json ...`` adds, for each tuned (task, algorithm) pair, its seeds trained with
 the best parameters (models ``ALGO-TASK-sN-tuned``, algorithm label ``ALGO (tuned)``
 in the tables). Without ``--tuned`` the tuned variants are those of the searches
 shipped in ``topk_bench/pretrained/rl-baselines/tuned.json`` (written by ``ship-tuned
 DIR/best.json ...``; ``searches`` tables them): that config is the shipped one.
 
-``python -m topk_bench.rl_baselines config`` prints the config;
+``python -m topk_bench.experiments.rl_baselines config`` prints the config;
 ``scores OUT`` the score tables of a results directory; ``report OUT [-o FILE]`` the
 Markdown results; ``curves OUT [--figures DIR]`` writes ``DIR/learning_curves.png``
 (default ``OUT/figures``).
@@ -77,6 +77,9 @@ from typing import Any
 
 import numpy as np
 
+from topk_bench.experiments.rl_plan import ALGOS, SEEDS, runs
+from topk_bench.generated import to_toml as _to_toml
+
 __all__ = [
     "ALGOS",
     "anchors",
@@ -93,12 +96,9 @@ __all__ = [
     "score_table",
     "task_scores",
     "to_toml",
+    "SEEDS",
 ]
 
-#: The algorithms of the experiment, in table order.
-ALGOS = ("ppo", "a2c", "dqn", "recurrent_ppo", "maskable_ppo")
-#: Training seeds per (task, algorithm).
-SEEDS = 5
 #: Environment steps per training run (all parallel envs together).
 TIMESTEPS = 200_000
 #: Held-out episodes per task.
@@ -109,21 +109,6 @@ CURVE_POINTS = 5
 #: Suffix of the model names of the tuned variant (``ppo-one-pull-s0-tuned``).
 TUNED = "-tuned"
 _NAME = re.compile(r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?$")
-
-
-def runs(seeds: int = SEEDS) -> list[tuple[str, str, str, int]]:
-    """``(model, preset, algo, seed)`` of every training run, task by task."""
-    from agents.learned.families import LADDER
-
-    out = []
-    for name, task in LADDER.items():
-        batch = task.env_id == "TopK-Batch-v0"
-        for algo in ALGOS:
-            if algo == "dqn" and batch:
-                continue  # DQN needs a Discrete action space
-            preset = f"{name}-pbp" if algo == "maskable_ppo" and batch else name
-            out += [(f"{algo}-{name}-s{seed}", preset, algo, seed) for seed in range(seeds)]
-    return out
 
 
 def _point_env(task: Any) -> dict[str, Any]:
@@ -143,15 +128,15 @@ def experiment_config(
 ) -> dict[str, Any]:
     """The ``rl-baselines`` config as a dict (:func:`to_toml` writes it).
 
-    ``tuned``: ``(task, algo) -> algo_kwargs`` (:func:`topk_bench.rl_tuning.read_tuned`
+    ``tuned``: ``(task, algo) -> algo_kwargs`` (:func:`topk_bench.experiments.rl_tuning.read_tuned`
     reads them from the files of ``tune``): each such pair also trains its seeds with
     those hyper-parameters, as models ``ALGO-TASK-sN-tuned`` played on the task's point.
     ``None`` (the default): the searches shipped in
-    :data:`topk_bench.rl_tuning.SHIPPED_TUNED`, which makes the shipped config; ``{}``:
+    :data:`topk_bench.experiments.rl_tuning.SHIPPED_TUNED`, which makes the shipped config; ``{}``:
     the default hyper-parameters only.
     """
     from agents.learned.families import BETA_5_5, LADDER, reference_agents, reference_label
-    from topk_bench.rl_tuning import shipped_tuned
+    from topk_bench.experiments.rl_tuning import shipped_tuned
 
     tuned = shipped_tuned() if tuned is None else dict(tuned)
     default = runs(seeds)
@@ -170,7 +155,7 @@ def experiment_config(
     ]
     variants = (
         f"; {len(tuned)} (task, algorithm) pairs also with tuned hyper-parameters (models "
-        "ALGO-TASK-sN-tuned, found by python -m topk_bench.rl_baselines tune)"
+        "ALGO-TASK-sN-tuned, found by python -m topk_bench.experiments.rl_baselines tune)"
         if tuned
         else ""
     )
@@ -184,8 +169,8 @@ def experiment_config(
             f"training run, validated on 100 episodes (vector validation){variants}. Every "
             f"trained model and the task's reference agents play the same {episodes} "
             "held-out episodes per task. Scores are normalised per task: 0 = uniform "
-            "allocation, 1 = the best reference agent (python -m topk_bench.rl_baselines "
-            "scores OUT)."
+            "allocation, 1 = the best reference agent (python -m "
+            "topk_bench.experiments.rl_baselines scores OUT)."
         ),
         "reference": (
             "PPO (Schulman et al. 2017), A2C (Mnih et al., ICML 2016), DQN (Mnih et al., "
@@ -249,38 +234,15 @@ def experiment_config(
     return cfg
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, Sequence):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"{value!r} has no TOML form here")
-
-
 def to_toml(cfg: Mapping[str, Any]) -> str:
-    """TOML text of a config dict (top-level scalars, tables of scalars, arrays of tables)."""
-    head = [
-        "# Generated by `python -m topk_bench.rl_baselines config`: edit the generator "
-        "(topk_bench/rl_baselines.py), not this file.",
-    ]
-    tables: list[str] = []
-    for key, value in cfg.items():
-        if isinstance(value, Mapping):
-            tables += ["", f"[{key}]"]
-            tables += [f"{k} = {_toml_value(v)}" for k, v in value.items()]
-        elif isinstance(value, list) and value and isinstance(value[0], Mapping):
-            for item in value:
-                tables += ["", f"[[{key}]]"]
-                tables += [f"{k} = {_toml_value(v)}" for k, v in item.items()]
-        else:
-            head.append(f"{key} = {_toml_value(value)}")
-    return "\n".join(head + tables) + "\n"
+    """TOML text of the experiment's config, under the line that names its generator."""
+    return _to_toml(
+        cfg,
+        (
+            "Generated by `python -m topk_bench.experiments.rl_baselines config`: edit the "
+            "generator (topk_bench/experiments/rl_baselines.py), not this file.",
+        ),
+    )
 
 
 def _label(match: re.Match[str]) -> str:
@@ -1051,7 +1013,7 @@ def plot_curves(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m topk_bench.rl_baselines")
+    parser = argparse.ArgumentParser(prog="python -m topk_bench.experiments.rl_baselines")
     sub = parser.add_subparsers(dest="command", required=True)
     config = sub.add_parser("config", help="print the rl-baselines config (TOML)")
     config.add_argument(
@@ -1080,29 +1042,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ship-tuned", help="write best.json files of `tune` as the shipped config's tuned variants"
     )
     ship.add_argument("best", nargs="+", metavar="JSON", help="DIR/best.json of `tune`")
-    from topk_bench.rl_tuning import add_tune_parser
+    from topk_bench.experiments.rl_tuning import add_tune_parser
 
     add_tune_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "config":
-        from topk_bench.rl_tuning import read_tuned
+        from topk_bench.experiments.rl_tuning import read_tuned
 
         tuned = read_tuned(args.tuned) if args.tuned else None
         print(to_toml(experiment_config(tuned=tuned)), end="")
         return 0
     if args.command == "searches":
-        from topk_bench.rl_tuning import read_records, search_table, shipped_records
+        from topk_bench.experiments.rl_tuning import read_records, search_table, shipped_records
 
         records = [r for _, r in read_records(args.best)] if args.best else shipped_records()
         print(search_table(records))
         return 0
     if args.command == "ship-tuned":
-        from topk_bench.rl_tuning import ship_tuned
+        from topk_bench.experiments.rl_tuning import ship_tuned
 
-        print(f"wrote {ship_tuned(args.best)}; now: python -m topk_bench.rl_baselines config")
+        print(
+            f"wrote {ship_tuned(args.best)}; now: "
+            "python -m topk_bench.experiments.rl_baselines config"
+        )
         return 0
     if args.command == "tune":
-        from topk_bench.rl_tuning import tune_from_args
+        from topk_bench.experiments.rl_tuning import tune_from_args
 
         tune_from_args(args)
         return 0

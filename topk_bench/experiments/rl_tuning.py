@@ -1,20 +1,21 @@
 """Hyper-parameter search for the ``rl-baselines`` experiment (Optuna's TPE sampler).
 
-``python -m topk_bench.rl_baselines tune --task T --algo A --trials N --timesteps S --out DIR``
-searches the space :data:`SPACES` of algorithm ``A`` on task ``T`` of the ladder: each
-trial trains ``--seeds`` models (training seeds ``TUNE_SEED0 + i``, the same for every
-trial) for ``S`` environment steps on the task's training form (``NAME-pbp`` for
-MaskablePPO on a batch task, as in the experiment) with the trial's hyper-parameters
-over the defaults of :data:`agents.learned.algos.ALGO_DEFAULTS`, and scores it by the
-task score (lower is better) of its final validation: ``--eval-episodes`` episodes
-played all at once (:class:`agents.learned.callbacks.VecValidation`, the episodes of
+``python -m topk_bench.experiments.rl_baselines tune --task T --algo A --trials N
+--timesteps S --out DIR`` searches the space :data:`SPACES` of algorithm ``A`` on task
+``T`` of the ladder: each trial trains ``--seeds`` models (training seeds ``TUNE_SEED0 +
+i``, the same for every trial) for ``S`` environment steps on the task's training form
+(``NAME-pbp`` for MaskablePPO on a batch task, as in the experiment) with the trial's
+hyper-parameters over the defaults of :data:`agents.learned.algos.ALGO_DEFAULTS`, and
+scores it by the task score (lower is better) of its final validation:
+``--eval-episodes`` episodes played all at once
+(:class:`agents.learned.callbacks.VecValidation`, the episodes of
 :data:`agents.learned.evaluation.VALIDATION_SEED0`, in the mode the saved policy would
 play). Validation episodes are never the benchmark's held-out episodes, whose seeds
 :func:`topk_bench.seeds.env_seed` derives from (experiment, point, run), so the search
-does not see the episodes the tuned models are scored on. The objective is the mean
-over the seeds; the sampler minimises it (Optuna's TPE, Akiba et al., "Optuna: a
-next-generation hyperparameter optimization framework", KDD 2019; its first 10
-trials are random).
+does not see the episodes the tuned models are scored on. The objective is the mean over
+the seeds; the sampler minimises it (Optuna's TPE, Akiba et al., "Optuna: a
+next-generation hyperparameter optimization framework", KDD 2019; its first 10 trials
+are random).
 
 The study lives in ``DIR/study.db`` (SQLite): a rerun with the same arguments
 continues it up to ``--trials`` finished trials (a trial that an interrupted run left
@@ -22,7 +23,7 @@ running is marked failed and is not counted; the sampler is seeded with
 ``--sampler-seed`` plus the number of trials stored, so a continued search draws new
 points). ``DIR/best.json`` holds the best trial
 so far (``task``, ``algo``, ``algo_kwargs``, ``value`` and the search's settings);
-``python -m topk_bench.rl_baselines config --tuned DIR/best.json ...`` adds the tuned
+``python -m topk_bench.experiments.rl_baselines config --tuned DIR/best.json ...`` adds the tuned
 variant of those (task, algorithm) pairs to the config (:func:`read_tuned`).
 """
 
@@ -56,7 +57,9 @@ __all__ = [
 TUNE_SEED0 = 1_000
 #: The searches' records (the ``best.json`` of each (task, algorithm) searched) that the
 #: shipped ``rl-baselines`` config trains tuned variants from (:func:`shipped_tuned`).
-SHIPPED_TUNED = Path(__file__).parent / "pretrained" / "rl-baselines" / "tuned.json"
+SHIPPED_TUNED = (
+    Path(__file__).resolve().parent.parent / "pretrained" / "rl-baselines" / "tuned.json"
+)
 
 _GAMMA = ("cat", (0.99, 0.995, 0.999, 1.0))
 _ENT = ("cat", (0.0, 0.001, 0.01))
@@ -140,7 +143,7 @@ def _suggest(trial: Any, algo: str) -> dict[str, Any]:
 
 def _preset(task: str, algo: str) -> str:
     """The training preset of (task, algo) in the experiment (``ValueError`` if none)."""
-    from topk_bench.rl_baselines import runs
+    from topk_bench.experiments.rl_plan import runs
 
     for _, preset, a, _ in runs(1):
         if a == algo and preset.removesuffix("-pbp") == task:
@@ -276,7 +279,7 @@ def tune(
 
 def read_tuned(paths: Iterable[str | os.PathLike[str]]) -> dict[tuple[str, str], dict[str, Any]]:
     """``(task, algo) -> algo_kwargs`` from ``best.json`` files of :func:`tune` (for
-    :func:`topk_bench.rl_baselines.experiment_config`); a pair given twice, a file
+    :func:`topk_bench.experiments.rl_baselines.experiment_config`); a pair given twice, a file
     without those keys or with a non-finite value is a ``ValueError`` naming it."""
     return _tuned_of(read_records(paths))
 
@@ -366,9 +369,9 @@ def _ladder_names() -> list[str]:
 
 
 def add_tune_parser(sub: Any) -> argparse.ArgumentParser:
-    """The ``tune`` sub-command of ``python -m topk_bench.rl_baselines``."""
+    """The ``tune`` sub-command of ``python -m topk_bench.experiments.rl_baselines``."""
     from agents.learned.families import LADDER
-    from topk_bench.rl_baselines import ALGOS
+    from topk_bench.experiments.rl_plan import ALGOS
 
     p = sub.add_parser("tune", help="hyper-parameter search (Optuna) of one algorithm on one task")
     p.add_argument("--task", required=True, choices=list(LADDER))

@@ -17,7 +17,7 @@ The fitted boundaries ship in ``topk_bench/pretrained/learned-stopping/boundarie
 :func:`experiment_config` writes the experiment from it
 (``topk_bench/experiments/learned-stopping.toml`` is its output, checked by
 ``tests/test_learned_stopping.py``), so ``topk-bench run learned-stopping`` plays them
-without refitting. ``python -m topk_bench.learned_stopping train`` fits them again
+without refitting. ``python -m topk_bench.experiments.learned_stopping train`` fits them again
 (:func:`agents.bayesian.learned_stop.train`, about 9-16 CPU-minutes per (k, seed)) and writes
 the JSON; ``config`` prints the TOML.
 """
@@ -34,7 +34,9 @@ from typing import Any
 __all__ = ["refit", "BOUNDARIES", "experiment_config", "target_of", "train_all"]
 
 #: The shipped boundaries.
-BOUNDARIES = Path(__file__).resolve().parent / "pretrained" / "learned-stopping" / "boundaries.json"
+BOUNDARIES = (
+    Path(__file__).resolve().parent.parent / "pretrained" / "learned-stopping" / "boundaries.json"
+)
 N_ARMS, KS, DELTAS, SEEDS = 10, (1, 3), (0.1, 0.05), (0, 1, 2)
 #: Pull cap (truncation); held-out episodes per point of the frequentist agents, and of
 #: the Bayesian ones (learned stops, posterior stops).
@@ -168,7 +170,7 @@ def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]
             )
     return {
         "name": "learned-stopping",
-        "fitted_by": "topk_bench.learned_stopping",
+        "fitted_by": "topk_bench.experiments.learned_stopping",
         "description": (
             "Fixed confidence on a prior family: 10 Bernoulli arms whose means are drawn from "
             "Beta(1, 1) per episode, k = 1 and 3, one pull per step, truncated at 20,000 pulls, "
@@ -210,7 +212,7 @@ def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
     """The experiment's config from parameters fitted anew into ``path`` (JSON), or read
     from it when it exists (a resumed ``topk-bench run --retrain``); ``quick``: a few
     training episodes (``--reduced``: tests the pipeline, not the fit)."""
-    from topk_bench.run import fitted_json
+    from topk_bench.generated import fitted_json
 
     fits = fitted_json(
         path,
@@ -221,17 +223,17 @@ def refit(path: str | Path, *, quick: bool = False) -> dict[str, Any]:
 
 def to_toml(cfg: Mapping[str, Any]) -> str:
     """The config as TOML (the shipped file's text)."""
-    from topk_bench.run import generated_toml
+    from topk_bench.generated import generated_toml
 
     return generated_toml(
         dict(cfg),
-        "topk_bench.learned_stopping",
+        "topk_bench.experiments.learned_stopping",
         "topk_bench/pretrained/learned-stopping/boundaries.json",
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m topk_bench.learned_stopping")
+    p = argparse.ArgumentParser(prog="python -m topk_bench.experiments.learned_stopping")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("config", help="print the experiment's TOML (from the shipped boundaries)")
     tr = sub.add_parser("train", help="fit every boundary and write the JSON")
