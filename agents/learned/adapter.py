@@ -630,9 +630,9 @@ def _action_probs(model: Any, obs: Any, mask: np.ndarray | None) -> list[np.ndar
     One array per action dimension (``Discrete``: one; ``MultiDiscrete``: one per arm),
     computed as the policy's distribution does (the actor's logits, masked logits set to
     sb3-contrib's ``-1e8``, softmax), without building the distribution objects, and
-    with the network put in evaluation mode once: about twice as fast per step as
-    ``model.predict``. ``None`` when this does not apply (a ``Dict`` observation, a
-    recurrent or value-based policy): use ``predict``.
+    with the network put in evaluation mode once, under ``torch.inference_mode``: about
+    twice as fast per step as ``model.predict``. ``None`` when this does not apply (a
+    ``Dict`` observation, a recurrent or value-based policy): use ``predict``.
     """
     net = getattr(model, "policy", None)
     if not (
@@ -647,7 +647,7 @@ def _action_probs(model: Any, obs: Any, mask: np.ndarray | None) -> list[np.ndar
 
     if net.training:
         net.set_training_mode(False)
-    with torch.no_grad():
+    with torch.inference_mode():
         tensor = torch.as_tensor(obs, dtype=torch.float32).reshape(1, -1)
         features = BaseModel.extract_features(net, tensor, net.pi_features_extractor)
         logits = net.action_net(net.mlp_extractor.forward_actor(features))[0]
