@@ -51,9 +51,10 @@ Every action that had to be changed to be valid is counted: ``agent.projections`
 The policy runs on one observation at a time, where torch's thread pool only adds
 synchronisation: each ``act`` runs on ``torch_threads`` threads (default 1) and gives
 torch its previous setting back when it returns. Switching there and back costs about
-0.3 us per ``act``, well under 1% of a PPO step, which was 11-45x slower on torch's
-default two threads of a busy 2-core machine (``benchmarks/policy_play_speed.py``).
-``torch_threads=None`` leaves torch's setting as it is.
+0.3 us per ``act``, well under 1% of a PPO step, which on torch's default two threads of
+a 2-core machine costs twice the CPU time and, when other work shares the cores, 3.5-45x
+the wall-clock time (``benchmarks/policy_play_speed.py``). ``torch_threads=None``
+leaves torch's setting as it is.
 """
 
 from __future__ import annotations
