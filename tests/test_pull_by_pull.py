@@ -224,8 +224,8 @@ def test_spec_render_and_agents() -> None:
     assert env.unwrapped.problem.action_format == "pull"
     with pytest.raises(ValueError, match="action_format='pull'"):
         agents.PolicyAgent(lambda obs: 0).reset(env.unwrapped.problem)
-    with pytest.raises(ValueError, match="must be a single integer"):
-        agents.run_episode(env, agents.make("uniform"), seed=0)  # scripted: vectors, refused
+    with pytest.raises(ValueError, match="play scripted agents on TopK-Batch-v0"):
+        agents.run_episode(env, agents.make("uniform"), seed=0)  # scripted: refused at reset
 
 
 def test_sync_vector_env_and_its_masks() -> None:
