@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bandit_envs._means_check import check_means_k as _check
 from bandit_envs.lower_bound import characteristic_time, optimal_weights
 
 __all__ = [
@@ -43,29 +44,6 @@ __all__ = [
     "hardness",
     "optimal_weights",
 ]
-
-
-def _check(means: object, k: object) -> tuple[np.ndarray, int]:
-    """Validate ``means`` and ``k``; return ``(means as float64 array, k as int)``."""
-    arr = np.asarray(means, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"means must be a 1-D sequence of numbers, got shape {arr.shape}")
-    if arr.size < 2:
-        raise ValueError(
-            f"means must hold at least 2 arms for top-k identification, got {arr.size}"
-        )
-    if not np.all(np.isfinite(arr)):
-        bad = arr[~np.isfinite(arr)][0]
-        raise ValueError(f"means must be finite, got {bad}")
-    if isinstance(k, bool):
-        raise ValueError(f"k must be an integer, got {k!r}")
-    try:
-        k_int = operator.index(k)  # type: ignore[arg-type]
-    except TypeError:
-        raise ValueError(f"k must be an integer, got {k!r}") from None
-    if not 1 <= k_int < arr.size:
-        raise ValueError(f"k must satisfy 1 <= k < n_arms (= {arr.size}), got k = {k_int}")
-    return arr, k_int
 
 
 def _gaps(arr: np.ndarray, k: int) -> np.ndarray:

@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from bandit_envs import _jit  # noqa: F401  (cache stamps; before any njit)
+from bandit_envs._means_check import check_means_k
 from bandit_envs.divergences import family_code, kl, transport_cost
 
 __all__ = ["characteristic_time", "optimal_weights", "optimal_weights_k1"]
@@ -153,9 +154,7 @@ def optimal_weights_k1(family, sigma, means, w):
 
 
 def _check(means: object, k: int, distribution: str, sigma: float) -> tuple[np.ndarray, int, int]:
-    from bandit_envs.hardness import _check as check_means
-
-    arr, k_int = check_means(means, k)
+    arr, k_int = check_means_k(means, k)
     family = family_code(distribution)
     if distribution != "gaussian" and (arr.min() < 0.0 or arr.max() > 1.0):
         raise ValueError(

@@ -127,3 +127,31 @@ def test_bad_parameters_raise() -> None:
         hd.h_chen(MEANS, 2, 2, 0.1)
     with pytest.raises(ValueError, match="t must be an integer"):
         hd.h_chen(MEANS, 2, 0.5, 0.1)  # type: ignore[arg-type]
+
+
+def test_bandit_envs_modules_import_no_circle() -> None:
+    """No module of ``bandit_envs`` imports itself through others, at any depth (function
+    bodies too): ``hardness`` and ``lower_bound`` share their validation through a module
+    of its own, ``_means_check``."""
+    import ast
+    from pathlib import Path
+
+    from _import_graph import cycles
+
+    import bandit_envs
+
+    root = Path(bandit_envs.__file__).resolve().parent
+    names = {f"bandit_envs.{p.stem}": p for p in root.glob("*.py") if p.stem != "__init__"}
+    edges: dict[str, set[str]] = {}
+    for name, path in names.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+        edges[name] = (found & set(names)) - {name}
+    assert "bandit_envs._means_check" in edges["bandit_envs.hardness"]
+    assert "bandit_envs._means_check" in edges["bandit_envs.lower_bound"]
+    assert cycles(edges) == []
