@@ -27,16 +27,24 @@ __all__ = [
     "DEFAULT_N_ARMS",
     "INVALID_ACTIONS",
     "OBJECTIVES",
+    "PROJECT_HINT",
     "SETTINGS",
     "Problem",
     "build_problem",
     "check_spendable_budget",
+    "k_range_message",
 ]
 
 SETTINGS = ("fixed_budget", "fixed_confidence")
 OBJECTIVES = ("aggregate_regret", "misidentification")
 ANSWERS = ("empirical", "agent")
 INVALID_ACTIONS = ("raise", "project")
+#: The end of a strict-mode (``invalid_action="raise"``) error for an element of the action
+#: space that breaks a rule (a batch over ``b``, ``r`` or the budget left; an answer of the
+#: wrong size): the argument under which every element of the action space is legal.
+PROJECT_HINT = (
+    '(pass invalid_action="project" to map any action into the valid set, as RL libraries need)'
+)
 DEFAULT_N_ARMS = 10
 DEFAULT_K = 3
 DEFAULT_BUDGET_PER_ARM = 20
@@ -104,6 +112,11 @@ class Problem:
         return min(caps) if caps else None
 
 
+def k_range_message(k: int, n_arms: int) -> str:
+    """The message of a ``k`` outside ``1 <= k < n_arms`` (single and vector envs alike)."""
+    return f"k={k} must be smaller than n_arms={n_arms} (1 <= k < n_arms)"
+
+
 def _int_arg(name: str, value: Any, low: int, allow_none: bool = True) -> int | None:
     if value is None:
         if allow_none:
@@ -152,6 +165,8 @@ def _resolve_instance(
         raise ValueError(f"instance means must be a 1-D array, got shape {means.shape}")
     if n_arms is not None and n_arms != means.shape[0]:
         raise ValueError(f"n_arms={n_arms} disagrees with len(instance)={means.shape[0]}")
+    if k is not None and k >= means.shape[0]:
+        raise ValueError(k_range_message(k, means.shape[0]))
     dist = "bernoulli" if distribution is None else distribution
     return _instances.from_means(
         means, k=DEFAULT_K if k is None else k, distribution=dist, sigma=sigma
@@ -216,7 +231,7 @@ def build_problem(
     n_arms = _int_arg("n_arms", n_arms, 2)
     k = _int_arg("k", k, 1)
     if n_arms is not None and k is not None and k >= n_arms:
-        raise ValueError(f"k={k} must be smaller than n_arms={n_arms} (1 <= k < n_arms)")
+        raise ValueError(k_range_message(k, n_arms))
     if distribution is not None:
         _choice("distribution", distribution, _instances.DISTRIBUTIONS)
     if sigma is not None and not (
@@ -226,7 +241,7 @@ def build_problem(
     inst = _resolve_instance(instance, n_arms, k, instance_params, distribution, sigma)
     n, kk = inst.n_arms, inst.k
     if not 1 <= kk < n:
-        raise ValueError(f"k={kk} must satisfy 1 <= k < n_arms={n}")
+        raise ValueError(k_range_message(kk, n))
 
     dist = inst.distribution if distribution is None else distribution
     if dist == "categorical" and inst.distribution != "categorical":

@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from bandit_envs.core import ANSWER, SAMPLING, TopKBaseEnv, make_observation_space
 from bandit_envs.instances import Instance
-from bandit_envs.problem import INVALID_ACTIONS, build_problem
+from bandit_envs.problem import INVALID_ACTIONS, PROJECT_HINT, build_problem
 from bandit_envs.spaces import MaskedDiscrete
 
 __all__ = ["TopKPullByPullEnv"]
@@ -42,10 +42,16 @@ class TopKPullByPullEnv(TopKBaseEnv):
     sampling (fixed confidence: the agent stops; fixed budget: ends early), like
     ``TopK-Batch-v0``'s all-zero vector. With ``answer="agent"``, the answer step is
     ``k`` sub-steps, each choosing one more arm of the answer (valid: an arm not chosen
-    yet; ``n_arms`` is not valid); the ``k``-th ends the episode. An invalid action
-    raises; with ``invalid_action="project"`` it is replaced (``info["projected"]``):
+    yet; ``n_arms`` is not valid); the ``k``-th ends the episode.
+
+    Every element of ``Discrete(n_arms + 1)`` is a legal action in every phase (Gymnasium's
+    convention, which RL libraries rely on; the batched space of a vector env is a plain
+    ``MultiDiscrete`` whose samples ignore the masks), by the default
+    ``invalid_action="project"``: an invalid choice is replaced (``info["projected"]``),
     while sampling by ``n_arms`` (end the batch), at the answer step by the unchosen arm
-    with the highest empirical mean (ties to the lower index).
+    with the highest empirical mean (ties to the lower index). Valid choices are left as
+    they are, so a masked policy plays the same in both modes. ``invalid_action="raise"``
+    (the strict mode) raises a ``ValueError`` naming the choice and the rule instead.
 
     ## Action Masks
     :meth:`action_masks` returns ``bool[n_arms + 1]``, exactly the valid actions (the
@@ -87,15 +93,16 @@ class TopKPullByPullEnv(TopKBaseEnv):
     ``k``, ``instance``, ``instance_params``, ``distribution``, ``sigma``, ``setting``,
     ``budget``, ``max_batches``, ``batch_size`` (default 5), ``repeat_limit``,
     ``objective``, ``epsilon``, ``answer``, ``shuffle``, ``cost_per_batch``,
-    ``invalid_action`` (``"raise"``, the default, or ``"project"``: the rule above),
-    ``paired``, ``render_mode``.
+    ``invalid_action`` (``"project"``, the default: the rule above, or ``"raise"``:
+    strict), ``paired``, ``render_mode``.
 
     ## Vector Environments
     ``gym.make_vec("TopK-PullByPull-v0", num_envs=N, ...)`` builds a
     ``SyncVectorEnv``; ``envs.call("action_masks")`` (or
     :func:`bandit_envs.wrappers.vector_action_masks`) gives the masks of every env, and
     stable-baselines3's ``DummyVecEnv`` (``make_vec_env``) gives them to ``MaskablePPO``.
-    Its batched action space is a plain ``MultiDiscrete``: sample with the masks.
+    Its batched action space is a plain ``MultiDiscrete``: its samples are legal actions
+    (projected), and valid ones are drawn with the masks.
 
     ## References
     Jun, Jamieson, Nowak, Zhu. Top arm identification in multi-armed bandits with batch
@@ -145,7 +152,7 @@ class TopKPullByPullEnv(TopKBaseEnv):
         answer: str = "empirical",
         shuffle: bool = True,
         cost_per_batch: float = 0.0,
-        invalid_action: str = "raise",
+        invalid_action: str = "project",
         paired: bool = False,
         render_mode: str | None = None,
     ) -> None:
@@ -247,15 +254,20 @@ class TopKPullByPullEnv(TopKBaseEnv):
         return a
 
     def _invalid(self, a: int) -> str:
+        """Strict mode's message for the invalid choice ``a`` (ends with the hint)."""
         n = self.problem.n_arms
         if self._phase == ANSWER:
             if a == n:
                 return (
                     f"action={n} (end the batch) is not valid at the answer step: choose "
-                    f"{self.problem.k - int(self._batch.sum())} more arm(s) of the answer"
+                    f"{self.problem.k - int(self._batch.sum())} more arm(s) of the answer "
+                    f"{PROJECT_HINT}"
                 )
-            return f"action={a}: arm {a} is already in the answer"
-        return f"action={a}: arm {a} already has repeat_limit={self._r} pulls in this batch"
+            return f"action={a}: arm {a} is already in the answer {PROJECT_HINT}"
+        return (
+            f"action={a}: arm {a} already has repeat_limit={self._r} pulls in this batch "
+            f"{PROJECT_HINT}"
+        )
 
     def _project(self, a: int) -> int:
         n = self.problem.n_arms

@@ -252,8 +252,8 @@ def make_sb3_vec_env(
             ``vector_entry_point`` that takes ``autoreset_mode``).
         num_envs: number of envs.
         seed: seed of the first :meth:`SB3VecEnv.reset` (``None``: unseeded).
-        **env_kwargs: the environment's keyword arguments (``invalid_action="project"``
-            is what a learned ``TopK-Batch-v0`` policy needs).
+        **env_kwargs: the environment's keyword arguments (the default
+            ``invalid_action="project"`` is what a learned ``TopK-Batch-v0`` policy needs).
     """
     venv = gym.make_vec(
         env_id,

@@ -37,7 +37,7 @@ def top_k(values: np.ndarray, k: int, rng: np.random.Generator | None) -> np.nda
     values = np.asarray(values)
     n = values.shape[0]
     if not 1 <= k <= n:
-        raise ValueError(f"k={k} must satisfy 1 <= k <= len(values)={n}")
+        raise ValueError(f"k={k} must satisfy 1 <= k <= n={n}, the number of values to choose from")
     if k == n:
         return np.arange(n)
     threshold = np.partition(values, n - k)[n - k]

@@ -29,7 +29,11 @@ class TopKEnv(TopKBaseEnv):
     ## Action Space
     ``Discrete(n_arms + 1)``: the arm to pull, or ``n_arms`` to stop sampling (in fixed
     budget the rest of the budget is then left unspent, as an all-zeros action of
-    ``TopK-Batch-v0``).
+    ``TopK-Batch-v0``). Every element is a legal action whenever the episode runs, in
+    both settings (the budget always has a pull left while it runs: the step that spends
+    it ends the episode; there is no answer step, the answer is the empirical one), so
+    the env needs no ``invalid_action`` argument. Stepping after the end raises
+    ``RuntimeError`` until :meth:`reset`.
 
     ## Action Masks
     :meth:`action_masks` returns ``bool[action_space.n]``, the valid actions now (the

@@ -9,7 +9,7 @@ import numpy as np
 
 from bandit_envs.core import ANSWER, SAMPLING, TopKBaseEnv
 from bandit_envs.instances import Instance
-from bandit_envs.problem import INVALID_ACTIONS, build_problem
+from bandit_envs.problem import INVALID_ACTIONS, PROJECT_HINT, build_problem
 from bandit_envs.spaces import BatchPulls
 
 __all__ = ["TopKBatchEnv", "project_answer", "project_pulls"]
@@ -24,7 +24,8 @@ def project_pulls(action: np.ndarray, repeat_limit: int, cap: int | None) -> np.
     fractional parts (ties to the lower index). The result sums to exactly ``cap`` and
     never exceeds the clipped entry of any arm.
     """
-    a = np.clip(action, 0, repeat_limit)
+    a = np.maximum(action, 0)  # np.clip(action, 0, r): ~3x faster on short vectors
+    np.minimum(a, repeat_limit, out=a)
     total = int(a.sum())
     if cap is None or total <= cap:
         return a
@@ -64,12 +65,18 @@ class TopKBatchEnv(TopKBaseEnv):
     ``contains`` also checks ``sum(a) <= b`` and whose ``sample`` draws members of that
     set (within the budget left). The all-zero vector means "stop sampling" (in fixed
     budget: end early). With ``answer="agent"``, after sampling ends the next action is
-    the answer: exactly ``k`` nonzero entries mark the recommended arms (the sum rule
-    does not apply). Bad actions raise; with ``invalid_action="project"`` any integer
-    vector is mapped into the set by :func:`project_pulls` (answers by
-    :func:`project_answer`) and ``info["pulls_made"]`` reports the pulls made. Asking
-    for more pulls than the budget has left raises (is cut to what is left, in project
-    mode). Non-integer or NaN entries always raise.
+    the answer: ``k`` nonzero entries mark the recommended arms (the sum rule does not
+    apply).
+
+    Every element of the ``MultiDiscrete`` is a legal action in every phase (Gymnasium's
+    convention, which RL libraries rely on), by the default ``invalid_action="project"``:
+    a pull vector over ``b`` or over the pulls the budget has left is mapped into the set
+    by :func:`project_pulls` (clip to ``[0, r]``, scale down to ``min(b, pulls left)``
+    with largest-remainder rounding), an answer by :func:`project_answer` (its ``k``
+    largest entries), and ``info["pulls_made"]`` reports the pulls made. Valid actions
+    are left as they are. ``invalid_action="raise"`` (the strict mode, for scripted
+    agents: their bugs surface) raises a ``ValueError`` naming the bad value and the
+    rule instead. A wrong shape, non-integer or NaN entries always raise.
 
     ## Action Masks
     :meth:`action_masks` returns the per-dimension masks sb3-contrib's ``MaskablePPO``
@@ -78,7 +85,7 @@ class TopKBatchEnv(TopKBaseEnv):
     left)`` while sampling, ``c`` in ``{0, 1}`` at the answer step (larger entries
     would give the same answer), nothing after the episode ended. Per-dimension masks
     cannot hold the sum rule ``sum(a) <= min(b, pulls left)``: a vector of allowed
-    entries may still be invalid (it raises, or is projected in ``"project"`` mode).
+    entries may still be over it (it is projected, or raises in ``"raise"`` mode).
     ``TopK-PullByPull-v0`` (:class:`~bandit_envs.pull_by_pull.TopKPullByPullEnv`) is
     this problem with each batch composed pull by pull, whose masks are exact.
 
@@ -129,7 +136,7 @@ class TopKBatchEnv(TopKBaseEnv):
     | ``answer`` | str | ``"empirical"`` | or ``"agent"`` (an answer step) |
     | ``shuffle`` | bool | ``True`` | permute arms at each reset |
     | ``cost_per_batch`` | float | 0 | reward charged per batch in fixed confidence |
-    | ``invalid_action`` | str | ``"raise"`` | or ``"project"`` (for learned policies) |
+    | ``invalid_action`` | str | ``"project"`` | project any action; ``"raise"``: strict |
     | ``paired`` | bool | ``False`` | common random numbers per (arm, pull index) |
     | ``render_mode`` | str | ``None`` | ``"ansi"`` |
 
@@ -184,7 +191,7 @@ class TopKBatchEnv(TopKBaseEnv):
         answer: str = "empirical",
         shuffle: bool = True,
         cost_per_batch: float = 0.0,
-        invalid_action: str = "raise",
+        invalid_action: str = "project",
         paired: bool = False,
         render_mode: str | None = None,
     ) -> None:
@@ -268,13 +275,18 @@ class TopKBatchEnv(TopKBaseEnv):
         if a.max() > r:
             bad = int(np.argmax(a))
             raise ValueError(
-                f"action[{bad}]={a[bad]} exceeds repeat_limit={r} pulls of one arm per batch"
+                f"action[{bad}]={a[bad]} exceeds repeat_limit={r} pulls of one arm per batch "
+                f"{PROJECT_HINT}"
             )
         total = int(a.sum())
         if p.batch_size is not None and total > p.batch_size:
-            raise ValueError(f"action asks for {total} pulls, over batch_size={p.batch_size}")
+            raise ValueError(
+                f"action asks for {total} pulls, over batch_size={p.batch_size} {PROJECT_HINT}"
+            )
         if left is not None and total > left:
-            raise ValueError(f"action asks for {total} pulls but the budget has {left} left")
+            raise ValueError(
+                f"action asks for {total} pulls but the budget has {left} left {PROJECT_HINT}"
+            )
         return a
 
     # ------------------------------------------------------------------ step
@@ -300,13 +312,15 @@ class TopKBatchEnv(TopKBaseEnv):
         return obs, reward, terminated, truncated, info
 
     def _check_answer(self, arms: np.ndarray, a: np.ndarray | None = None) -> np.ndarray:
+        """Strict mode's answer rule: ``k`` marked arms (``a``: the dense action, if any)."""
         k = self.problem.k
         if a is not None and a.min() < 0:
             raise ValueError(f"answer action has a negative entry {int(a.min())}")
         if arms.shape[0] != k:
+            hint = "" if a is None else f" {PROJECT_HINT}"
             raise ValueError(
                 f"the answer must mark exactly k={k} arms with nonzero entries; "
-                f"it marks {arms.shape[0]}"
+                f"it marks {arms.shape[0]}{hint}"
             )
         return arms
 
@@ -429,10 +443,10 @@ class TopKBatchEnv(TopKBaseEnv):
         pulls left)``; at the answer step ``c`` in ``{0, 1}``; after the episode ended,
         nothing. Per-dimension masks cannot hold the sum rule: with every entry
         allowed, a vector may still ask for more than ``b`` pulls (or than the budget
-        has left), which raises in ``invalid_action="raise"``. The masks are exactly
-        each arm's possible counts (``c`` is allowed iff some valid action pulls arm
-        ``i`` ``c`` times). ``TopK-PullByPull-v0`` composes the batch one pull at a
-        time, with masks that do hold every rule.
+        has left), which is projected (or raises in ``invalid_action="raise"``). The
+        masks are exactly each arm's possible counts (``c`` is allowed iff some valid
+        action pulls arm ``i`` ``c`` times). ``TopK-PullByPull-v0`` composes the batch
+        one pull at a time, with masks that do hold every rule.
         """
         if self._phase == SAMPLING:
             p = self.problem

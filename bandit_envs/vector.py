@@ -42,7 +42,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from bandit_envs.core import ANSWER, DONE, SAMPLING, TopKBaseEnv
-from bandit_envs.problem import episode_arms
+from bandit_envs.problem import PROJECT_HINT, episode_arms
 from bandit_envs.spaces import BatchedBatchPulls, count_masks
 from bandit_envs.top_k import TopKEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
@@ -76,7 +76,7 @@ def top_k_rows(values: np.ndarray, k: int, rng: np.random.Generator | None) -> n
     values = np.asarray(values)
     m, n = values.shape
     if not 1 <= k <= n:
-        raise ValueError(f"k={k} must satisfy 1 <= k <= n={n}")
+        raise ValueError(f"k={k} must satisfy 1 <= k <= n={n}, the number of values to choose from")
     threshold = np.partition(values, n - k, axis=1)[:, n - k, None]
     chosen = values > threshold
     tied = values == threshold
@@ -198,13 +198,20 @@ def single_rewards(
 
 def project_pulls_rows(a: np.ndarray, repeat_limit: int, cap: np.ndarray | None) -> np.ndarray:
     """Row-wise :func:`bandit_envs.top_k_batch.project_pulls` (``cap[i]`` per row, or ``None``)."""
+    return _project_rows(a, repeat_limit, cap)[0]
+
+
+def _project_rows(
+    a: np.ndarray, repeat_limit: int, cap: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_pulls_rows` and its row sums (a projected row sums to its cap)."""
     out = np.clip(a, 0, repeat_limit)
+    total = _row_sums(out)
     if cap is None:
-        return out
-    total = out.sum(axis=1)
+        return out, total
     rows = np.flatnonzero(total > cap)
     if rows.size == 0:
-        return out
+        return out, total
     clipped = out[rows]
     c, t = cap[rows], total[rows]
     scaled = clipped * (c / t)[:, None]
@@ -216,7 +223,8 @@ def project_pulls_rows(a: np.ndarray, repeat_limit: int, cap: np.ndarray | None)
     bonus = (np.arange(n)[None, :] < short[:, None]).astype(np.int64)
     np.put_along_axis(fixed, order, np.take_along_axis(fixed, order, axis=1) + bonus, axis=1)
     out[rows] = fixed
-    return out
+    total[rows] = c
+    return out, total
 
 
 def project_answer_rows(a: np.ndarray, k: int, empirical_means: np.ndarray) -> np.ndarray:
@@ -785,8 +793,10 @@ class TopKVectorEnv(_TopKVectorEnvBase):
     ## Action Space
     ``MultiDiscrete([n_arms + 1] * N)`` (``n_arms``: the stop action), the batch of the
     single ``Discrete`` space: an integer array of shape
-    ``(N,)`` (``(N, 1)`` is accepted). Bad entries raise ``ValueError("env i: ...")``
-    with the single env's message, before any env moves.
+    ``(N,)`` (``(N, 1)`` is accepted). Every element is a legal action (as in the single
+    env, every arm and the stop action are valid while an env samples; an env that
+    restarts ignores its action). Entries outside ``[0, n_arms]`` raise
+    ``ValueError("env i: ...")`` with the single env's message, before any env moves.
 
     ## Action Masks
     :meth:`action_masks` returns ``bool (N, n_actions)``, row ``i`` the single env's
@@ -939,8 +949,12 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
     :class:`~bandit_envs.spaces.BatchedBatchPulls`, a ``Box(0, r, (N, n), int64)`` whose
     ``contains`` checks each row's sum against ``b`` and whose ``sample()`` follows
     every env's state (the pulls its budget has left, its answer step), so sampled
-    actions are valid in raise mode. Bad rows raise ``ValueError("env i: ...")`` with
-    the single env's message before any env moves.
+    actions are valid even in raise mode. Every element of the ``Box`` is a legal action
+    by the single env's default ``invalid_action="project"`` (each row projected as the
+    single env projects it; ``info["pulls_made"]`` reports the pulls made). With
+    ``invalid_action="raise"`` a bad row raises ``ValueError("env i: ...")`` with the
+    single env's message before any env moves. A wrong shape or non-integer entries
+    always raise.
 
     ## Action Masks
     :meth:`action_masks` returns ``bool (N, n_arms * (r + 1))``, row ``i`` the single
@@ -961,7 +975,8 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
 
     ## Arguments
     ``num_envs``, ``autoreset_mode``, ``copy``, ``max_episode_steps`` as
-    :class:`TopKVectorEnv`; the rest are the single env's.
+    :class:`TopKVectorEnv`; the rest are the single env's, ``invalid_action`` included
+    (``"project"`` by default, ``"raise"``: strict).
 
     ## Version History
     * v0: initial release.
@@ -1074,8 +1089,7 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
                 cap = None if p.batch_size is None else np.full(rows.shape[0], p.batch_size)
             else:
                 cap = left if p.batch_size is None else np.minimum(left, p.batch_size)
-            a = project_pulls_rows(a, r, cap)
-            return a, _row_sums(a)
+            return _project_rows(a, r, cap)
         if a.size == 0:
             return a, np.zeros(0, dtype=np.int64)
         if a.min() < 0:
@@ -1089,19 +1103,20 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
             j = int(np.argmax(a[i]))
             raise ValueError(
                 f"env {rows[i]}: action[{j}]={a[i, j]} exceeds repeat_limit={r} pulls of one arm "
-                "per batch"
+                f"per batch {PROJECT_HINT}"
             )
         totals = _row_sums(a)
         if p.batch_size is not None and totals.max() > p.batch_size:
             i = int(np.flatnonzero(totals > p.batch_size)[0])
             raise ValueError(
-                f"env {rows[i]}: action asks for {totals[i]} pulls, over batch_size={p.batch_size}"
+                f"env {rows[i]}: action asks for {totals[i]} pulls, over batch_size={p.batch_size} "
+                f"{PROJECT_HINT}"
             )
         if left is not None and (totals > left).any():
             i = int(np.flatnonzero(totals > left)[0])
             raise ValueError(
                 f"env {rows[i]}: action asks for {totals[i]} pulls but the budget has "
-                f"{left[i]} left"
+                f"{left[i]} left {PROJECT_HINT}"
             )
         return a, totals
 
@@ -1119,7 +1134,7 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
             i = int(np.flatnonzero(marked != k)[0])
             raise ValueError(
                 f"env {rows[i]}: the answer must mark exactly k={k} arms with nonzero entries; "
-                f"it marks {marked[i]}"
+                f"it marks {marked[i]} {PROJECT_HINT}"
             )
         return np.nonzero(a)[1].reshape(-1, k)
 

@@ -96,7 +96,8 @@ def test_discrete_masks_are_exactly_the_valid_actions(kwargs: dict) -> None:
 # ------------------------------------------------------------------ TopK-Batch-v0
 @pytest.mark.parametrize("kwargs", BATCH_CASES, ids=_ids(BATCH_CASES))
 def test_multidiscrete_masks_are_each_arms_possible_counts(kwargs: dict) -> None:
-    env = gym.make("TopK-Batch-v0", **kwargs).unwrapped
+    """The masks are each arm's counts in the strict mode's valid set (the default projects)."""
+    env = gym.make("TopK-Batch-v0", **kwargs, invalid_action="raise").unwrapped
     space = env.action_space
     n, r = env.problem.n_arms, int(space.nvec[0]) - 1
     seen = {"sampling": 0, "answer": 0, "ended": 0, "sum_rule": 0}
@@ -161,10 +162,16 @@ def _base_actions(venv, n: int, k: int, batch: bool) -> np.ndarray:
     ids=[f"batch-{i}" for i in range(4)] + [f"arm-{i}" for i in range(len(ARM_CASES))],
 )
 def test_vector_masks_are_the_single_env_masks_per_row(env_id, kwargs, mode) -> None:
-    venv = gym.make_vec(
-        env_id, num_envs=3, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs
-    )
     batch = env_id == "TopK-Batch-v0"
+    strict = {"invalid_action": "raise"} if batch else {}  # what the masks describe
+    venv = gym.make_vec(
+        env_id,
+        num_envs=3,
+        vectorization_mode="vector_entry_point",
+        autoreset_mode=mode,
+        **kwargs,
+        **strict,
+    )
     assert not venv.action_masks().any()  # before the first reset
     venv.reset(seed=2)
     venv.action_space.seed(2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ import bandit_envs  # noqa: F401
     "env_id,kwargs,match",
     [
         ("TopK-v0", {"n_arms": 5, "k": 5}, "k=5 must be smaller than n_arms=5"),
+        ("TopK-v0", {"instance": [0.1, 0.2, 0.3], "k": 3}, "k=3 must be smaller than n_arms=3"),
         ("TopK-v0", {"n_arms": 5, "k": 0}, "k=0 must be >= 1"),
         ("TopK-v0", {"n_arms": 5.5}, "n_arms=5.5 must be an integer"),
         (
@@ -58,8 +61,15 @@ def test_bad_constructor_arguments(env_id: str, kwargs: dict, match: str) -> Non
 
 @pytest.fixture
 def batch_env():
+    """The strict mode, where bad actions raise (the default projects them)."""
     env = gym.make(
-        "TopK-Batch-v0", n_arms=4, k=2, batch_size=4, repeat_limit=2, budget=10
+        "TopK-Batch-v0",
+        n_arms=4,
+        k=2,
+        batch_size=4,
+        repeat_limit=2,
+        budget=10,
+        invalid_action="raise",
     ).unwrapped
     env.reset(seed=0)
     return env
@@ -90,7 +100,15 @@ def test_over_budget_raises(batch_env) -> None:
 
 
 def test_wrong_answer_size_raises() -> None:
-    env = gym.make("TopK-Batch-v0", n_arms=4, k=2, batch_size=4, budget=4, answer="agent").unwrapped
+    env = gym.make(
+        "TopK-Batch-v0",
+        n_arms=4,
+        k=2,
+        batch_size=4,
+        budget=4,
+        answer="agent",
+        invalid_action="raise",
+    ).unwrapped
     env.reset(seed=0)
     env.step(np.ones(4, dtype=int))
     with pytest.raises(ValueError, match="exactly k=2 arms"):
@@ -145,3 +163,85 @@ def test_sparse_path_validates() -> None:
             env.step_sparse(np.array(arms), np.array(reps))
     with pytest.raises(RuntimeError, match="answer phase"):
         env.answer_sparse(np.array([0, 1]))
+
+
+STRICT_BATCH = {
+    "n_arms": 4,
+    "k": 2,
+    "batch_size": 4,
+    "repeat_limit": 2,
+    "budget": 10,
+    "answer": "agent",
+    "invalid_action": "raise",
+}
+# (pull vectors played first, the bad action, the start of the message naming value and rule)
+HINTED = [
+    ([], [3, 0, 0, 0], r"action\[0\]=3 exceeds repeat_limit=2 pulls of one arm per batch"),
+    ([], [2, 2, 1, 0], "action asks for 5 pulls, over batch_size=4"),
+    ([[2, 2, 0, 0]] * 2, [1, 1, 1, 0], "action asks for 3 pulls but the budget has 2 left"),
+    ([[2, 2, 0, 0]] * 2 + [[1, 1, 0, 0]], [1, 1, 1, 0], "the answer must mark exactly k=2"),
+]
+
+
+@pytest.mark.parametrize("prefix,bad,start", HINTED, ids=["repeat", "batch", "budget", "answer"])
+def test_strict_mode_errors_name_the_fix(prefix: list, bad: list, start: str) -> None:
+    """Over ``r``, over ``b``, over the budget, a wrong answer: the message names the value
+    and the rule, then the argument that maps any action into the valid set; the native
+    vector env says the same, prefixed with the env."""
+    from bandit_envs.problem import PROJECT_HINT
+
+    env = gym.make("TopK-Batch-v0", **STRICT_BATCH).unwrapped
+    env.reset(seed=0)
+    envs = gym.make_vec(
+        "TopK-Batch-v0", num_envs=2, vectorization_mode="vector_entry_point", **STRICT_BATCH
+    )
+    envs.reset(seed=0)
+    for a in prefix:
+        env.step(np.array(a))
+        envs.step(np.array([a, a]))
+    with pytest.raises(ValueError, match=start) as single:
+        env.step(np.array(bad))
+    with pytest.raises(ValueError) as vector:
+        envs.step(np.array([[1, 1, 0, 0], bad]))  # env 0: valid while sampling and answering
+    assert str(single.value).endswith(" " + PROJECT_HINT)
+    assert str(vector.value) == "env 1: " + str(single.value)
+    assert PROJECT_HINT.startswith('(pass invalid_action="project"')
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n_arms": 5, "k": 5}, {"n_arms": 5, "k": 9}, {"instance": [0.1, 0.2, 0.3], "k": 3}],
+)
+def test_k_out_of_range_reads_the_same_on_single_and_vector_envs(kwargs: dict) -> None:
+    from bandit_envs.vector import TopKBatchVectorEnv, TopKVectorEnv
+
+    messages = set()
+    for env_id, native in (("TopK-v0", TopKVectorEnv), ("TopK-Batch-v0", TopKBatchVectorEnv)):
+        makers = [
+            partial(gym.make, env_id, **kwargs),
+            partial(gym.make_vec, env_id, num_envs=2, vectorization_mode="sync", **kwargs),
+            partial(
+                gym.make_vec, env_id, num_envs=2, vectorization_mode="vector_entry_point", **kwargs
+            ),
+            partial(native, num_envs=2, **kwargs),
+        ]
+        for make in makers:
+            with pytest.raises(ValueError) as error:
+                make()
+            messages.add(str(error.value))
+    k, n = kwargs["k"], kwargs.get("n_arms", 3)
+    assert messages == {f"k={k} must be smaller than n_arms={n} (1 <= k < n_arms)"}
+
+
+def test_row_wise_top_k_checks_k_as_the_single_top_k() -> None:
+    from bandit_envs.scoring import top_k
+    from bandit_envs.vector import top_k_rows
+
+    values = np.array([0.3, 0.1, 0.2])
+    for k in (0, 4):
+        with pytest.raises(ValueError) as single:
+            top_k(values, k, None)
+        with pytest.raises(ValueError) as rows:
+            top_k_rows(values[None, :], k, None)
+        assert str(single.value) == str(rows.value)
+        assert str(single.value).startswith(f"k={k} must satisfy 1 <= k <= n=3")

@@ -21,6 +21,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agents
 import bandit_envs  # noqa: F401
+from bandit_envs.problem import PROJECT_HINT
 from bandit_envs.wrappers import vector_action_masks
 
 CASES = [
@@ -81,7 +82,8 @@ def play_random(env, seed: int):
 
 @pytest.mark.parametrize("kwargs", CASES, ids=IDS)
 def test_masks_are_exactly_the_valid_sub_steps(kwargs: dict) -> None:
-    env = gym.make("TopK-PullByPull-v0", **kwargs).unwrapped
+    """The masks are what the strict mode accepts (the default projects the rest)."""
+    env = gym.make("TopK-PullByPull-v0", **kwargs, invalid_action="raise").unwrapped
     n = env.problem.n_arms
     phases = set()
     for seed in range(6):
@@ -156,21 +158,24 @@ def test_a_full_batch_is_sent_at_b_at_the_budget_left_and_at_r_of_every_arm() ->
 
 def test_invalid_sub_steps_raise_naming_the_rule_or_are_projected() -> None:
     kwargs = {"n_arms": 3, "k": 2, "batch_size": 4, "repeat_limit": 1, "budget": 3}
-    env = gym.make("TopK-PullByPull-v0", answer="agent", **kwargs)
+    env = gym.make("TopK-PullByPull-v0", answer="agent", invalid_action="raise", **kwargs)
     env.reset(seed=0)
     env.step(0)
-    with pytest.raises(ValueError, match="already has repeat_limit=1 pulls"):
+    with pytest.raises(ValueError, match="already has repeat_limit=1 pulls") as error:
         env.step(0)
+    assert str(error.value).endswith(PROJECT_HINT)
     for bad in (4, -1, 1.5, np.array([0, 1]), True):
         with pytest.raises(ValueError, match="action"):
             env.step(bad)
     env.step(1)
     env.step(2)  # the budget is spent: the answer step
-    with pytest.raises(ValueError, match="not valid at the answer step"):
+    with pytest.raises(ValueError, match="not valid at the answer step") as error:
         env.step(3)
+    assert str(error.value).endswith(PROJECT_HINT)
     env.step(1)
-    with pytest.raises(ValueError, match="arm 1 is already in the answer"):
+    with pytest.raises(ValueError, match="arm 1 is already in the answer") as error:
         env.step(1)
+    assert str(error.value).endswith(PROJECT_HINT)
 
     proj = gym.make("TopK-PullByPull-v0", answer="agent", invalid_action="project", **kwargs)
     obs, _ = proj.reset(seed=0)

@@ -889,8 +889,10 @@ def single_error(env_id: str, kwargs: dict, prefix: list, action) -> str:
     return str(error.value)
 
 
-BATCH = {"n_arms": 4, "k": 2, "batch_size": 4, "repeat_limit": 2, "budget": 10}
-ANSWER = {"n_arms": 4, "k": 2, "batch_size": 4, "budget": 4, "answer": "agent"}
+# The strict mode: bad actions raise (the default projects them).
+STRICT = {"invalid_action": "raise"}
+BATCH = {"n_arms": 4, "k": 2, "batch_size": 4, "repeat_limit": 2, "budget": 10, **STRICT}
+ANSWER = {"n_arms": 4, "k": 2, "batch_size": 4, "budget": 4, "answer": "agent", **STRICT}
 ONE, PAIR = np.array([1, 0, 0, 0]), np.array([1, 1, 0, 0])
 # (id, kwargs, steps before, a valid action after them, the bad action)
 BAD_ACTIONS = [

@@ -13,6 +13,8 @@ is set to exactly what ``env.reset(seed=env_seed)`` would create and the agent's
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import math
 from collections.abc import Mapping
@@ -22,6 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import seeding
 
 import agents
@@ -141,9 +144,33 @@ class Chunk:
         return len(self.runs)
 
 
+def takes_invalid_action(env_id: str) -> bool:
+    """Whether the env registered as ``env_id`` (``"module:id"`` too) has ``invalid_action``."""
+    module, _, name = env_id.rpartition(":")
+    if module:
+        importlib.import_module(module)
+    entry_point = gym.spec(name).entry_point
+    creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    try:
+        parameters = inspect.signature(creator).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin callable
+        return False
+    return "invalid_action" in parameters
+
+
 def make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gym.Env:
-    """The point's environment (env checker off: the envs are tested on their own)."""
-    return gym.make(env_id, disable_env_checker=True, **dict(env_kwargs))
+    """The point's environment (env checker off: the envs are tested on their own).
+
+    Envs with an ``invalid_action`` argument are made in the strict mode
+    (``invalid_action="raise"``) unless ``env_kwargs`` names a mode: an agent's invalid
+    action raises (and the episode fails, naming it) instead of being projected, so
+    scripted agents' bugs surface. Learned policies play these envs too: they map
+    their actions into the valid set themselves (:class:`agents.learned.PolicyAgent`).
+    """
+    kwargs = dict(env_kwargs)
+    if "invalid_action" not in kwargs and takes_invalid_action(env_id):
+        kwargs["invalid_action"] = "raise"
+    return gym.make(env_id, disable_env_checker=True, **kwargs)
 
 
 _POLICY_CACHE: dict[str, Any] = {}
