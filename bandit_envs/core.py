@@ -16,6 +16,7 @@ from gymnasium import spaces
 
 from bandit_envs.instances import Instance
 from bandit_envs.problem import Problem, episode_arms
+from bandit_envs.rendering import render_rgb
 from bandit_envs.sampling import IndependentRewards, PairedRewards, RewardSource
 from bandit_envs.scoring import score, top_k, true_top_k
 
@@ -47,7 +48,7 @@ def make_observation_space(problem: Problem) -> spaces.Dict:
 class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
     """Shared mechanics of ``TopK-v0`` and ``TopK-Batch-v0`` (not registered itself)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -258,8 +259,19 @@ class TopKBaseEnv(gym.Env[dict[str, Any], Any]):
             obs["phase"] = np.int64(self._phase == ANSWER)
         return obs
 
-    def render(self) -> str | None:
-        """``"ansi"``: a text table of pulls and empirical means per arm."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: a text table of pulls and empirical means per arm; ``"rgb_array"``:
+        an ``HxWx3 uint8`` frame (:func:`bandit_envs.rendering.render_rgb`)."""
+        if self.render_mode == "rgb_array":
+            p = self.problem
+            return render_rgb(
+                self._counts,
+                self._emp,
+                self._remaining_fraction(),
+                p.k,
+                p.reward_low,
+                p.reward_high,
+            )
         if self.render_mode != "ansi":
             return None
         lines = [f"pulls={self._pulls} batches={self._batches} phase={self._phase}"]

@@ -329,9 +329,10 @@ class TopKPullByPullEnv(TopKBaseEnv):
         self._update_valid()
         return obs
 
-    def render(self) -> str | None:
-        """``"ansi"``: the text table of ``TopK-Batch-v0`` and the batch being composed."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the text table of ``TopK-Batch-v0`` and the batch being composed;
+        ``"rgb_array"``: the frame of ``TopK-Batch-v0``."""
         text = super().render()
-        if text is None:
-            return None
+        if not isinstance(text, str):
+            return text
         return f"{text}\nbatch: {self._batch.tolist()}"

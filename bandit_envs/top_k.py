@@ -87,7 +87,7 @@ class TopKEnv(TopKBaseEnv):
     | ``shuffle`` | bool | ``True`` | permute arms at each reset |
     | ``cost_per_batch`` | float | 0 | reward charged per pull in fixed confidence |
     | ``paired`` | bool | ``False`` | common random numbers per (arm, pull index) |
-    | ``render_mode`` | str | ``None`` | ``"ansi"`` |
+    | ``render_mode`` | str | ``None`` | ``"ansi"`` (text) or ``"rgb_array"`` (image) |
 
     ## Version History
     * v0: initial release; the stop action ``n_arms`` is available in fixed budget too

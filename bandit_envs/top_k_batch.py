@@ -138,7 +138,7 @@ class TopKBatchEnv(TopKBaseEnv):
     | ``cost_per_batch`` | float | 0 | reward charged per batch in fixed confidence |
     | ``invalid_action`` | str | ``"project"`` | project any action; ``"raise"``: strict |
     | ``paired`` | bool | ``False`` | common random numbers per (arm, pull index) |
-    | ``render_mode`` | str | ``None`` | ``"ansi"`` |
+    | ``render_mode`` | str | ``None`` | ``"ansi"`` (text) or ``"rgb_array"`` (image) |
 
     A fixed budget given with ``max_batches`` must fit in them: ``budget <=
     max_batches * min(b, n r)`` (a batch holds at most ``min(b, n r)`` pulls), else

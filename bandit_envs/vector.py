@@ -43,6 +43,7 @@ from gymnasium.vector.utils import batch_space
 
 from bandit_envs.core import ANSWER, DONE, SAMPLING, TopKBaseEnv
 from bandit_envs.problem import PROJECT_HINT, episode_arms
+from bandit_envs.rendering import render_rgb
 from bandit_envs.spaces import BatchedBatchPulls, count_masks
 from bandit_envs.top_k import TopKEnv
 from bandit_envs.top_k_batch import TopKBatchEnv
@@ -285,7 +286,7 @@ class _TopKVectorEnvBase(VectorEnv):
     """
 
     metadata: dict[str, Any] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array"],
         "render_fps": 4,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
@@ -765,8 +766,22 @@ class _TopKVectorEnvBase(VectorEnv):
     def _env_index(self, position: int, act: np.ndarray | None) -> int:
         return int(position if act is None else act[position])
 
-    def render(self) -> tuple[str, ...] | None:
-        """``"ansi"``: one text table of pulls and empirical means per env."""
+    def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
+        """``"ansi"``: one text table of pulls and empirical means per env;
+        ``"rgb_array"``: one single-env frame per env."""
+        if self.render_mode == "rgb_array":
+            p = self.problem
+            return tuple(
+                render_rgb(
+                    self._counts[i],
+                    self._emp[i],
+                    float(self._remaining[i, 0]),
+                    p.k,
+                    p.reward_low,
+                    p.reward_high,
+                )
+                for i in range(self.num_envs)
+            )
         if self.render_mode != "ansi":
             return None
         frames = []
