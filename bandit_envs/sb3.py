@@ -178,7 +178,8 @@ class SB3VecEnv(VecEnv):
         self.venv.close()
 
     def render(self, mode: str | None = None) -> Any:
-        """The vector env's ``render()`` (``"ansi"``: one string per env)."""
+        """The vector env's ``render()`` (``"ansi"``: one string per env; ``"rgb_array"``: one
+        frame per env)."""
         return self.venv.render()
 
     # ----------------------------------------------------------- attributes

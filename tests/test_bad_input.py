@@ -50,7 +50,7 @@ import bandit_envs  # noqa: F401
             {"setting": "fixed_confidence", "batch_size": None},
             "needs a repeat_limit",
         ),
-        ("TopK-v0", {"render_mode": "human"}, "render_mode='human'"),
+        ("TopK-v0", {"render_mode": "bogus"}, "render_mode='bogus'"),
         ("TopK-v0", {"shuffle": "yes"}, "shuffle='yes' must be a bool"),
     ],
 )

@@ -836,7 +836,7 @@ BAD_KWARGS = [
     ("TopK-v0", {"instance": "no-such-instance"}),
     ("TopK-v0", {"instance": "uniform-random", "instance_params": {"bogus": 1}}),
     ("TopK-Batch-v0", {"setting": "fixed_confidence", "batch_size": None}),
-    ("TopK-v0", {"render_mode": "human"}),
+    ("TopK-v0", {"render_mode": "bogus"}),
     ("TopK-v0", {"shuffle": "yes"}),
     ("TopK-v0", {"paired": "yes"}),
 ]
