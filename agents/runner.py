@@ -115,7 +115,11 @@ def run_episode(
 
     Meant for ``TopK-Batch-v0`` made with ``answer="agent"`` (the agent's answer is
     scored); with ``answer="empirical"`` the environment's own answer is. The agent is
-    reset with the same ``seed``.
+    reset with the same ``seed``. An agent with a ``see_instance(instance)`` method (the
+    agents fitted to one family: :class:`~agents.bayesian.learned_batch.FamilyGuard`,
+    :class:`~agents.learned.adapter.PolicyAgent`) is shown the env's instance before
+    ``reset``, so that it can check the prior its means are drawn from (the problem does
+    not show it); the act/observe protocol is unchanged.
 
     Paths, all playing the same episode for a seed (the same pulls in the same batches,
     the same answer, ``info`` and reward; ``tests/test_fast_path.py``):
@@ -143,6 +147,9 @@ def run_episode(
     problem = getattr(base, "problem", None)
     if problem is None:
         raise TypeError(f"{env!r} is not a bandit_envs environment (no .problem)")
+    see_instance = getattr(agent, "see_instance", None)
+    if see_instance is not None:
+        see_instance(getattr(base, "instance", None))
     agent.reset(problem, seed=seed)
     total_reward = 0.0
     steps = 0

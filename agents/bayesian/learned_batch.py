@@ -38,14 +38,19 @@ Actively Learn: A Robust Approach", arXiv:2010.15382):
 
 The answer is the posterior top k (Bayes-optimal for aggregate regret). The fitted
 weights belong to the family they were fitted on; elsewhere the policy still fills
-valid batches but is not tuned.
+valid batches but is not tuned, and :class:`LearnedBatch` warns so (a ``UserWarning``
+naming the family and ``agents.make("zero_shot")``, the agent for every instance).
+:class:`FamilyGuard` and :func:`warn_off_family` are shared with the other
+family-fitted agents (:mod:`agents.bayesian.learned_stop`,
+:class:`agents.learned.adapter.PolicyAgent`).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,18 +59,25 @@ import numpy as np
 
 from agents import engine
 from agents.bayesian.batch_knowledge_gradient import BatchKnowledgeGradient, as_request, fill
-from agents.bayesian.beta_prior import check_beta_prior, posterior_into
+from agents.bayesian.beta_prior import check_beta_prior, posterior_into, prior_of
 from agents.bayesian.knowledge_gradient import TIE, _other_boundaries, arm_value
+from bandit_envs.problem import Problem
 
 __all__ = [
+    "DEFAULT_FAMILY",
     "DEFAULT_WEIGHTS",
     "N_WEIGHTS",
+    "ZERO_SHOT",
+    "Family",
+    "FamilyGuard",
     "Fit",
     "LearnedBatch",
     "check_weights",
     "evaluate",
     "fit_weights",
+    "prior_differences",
     "train",
+    "warn_off_family",
 ]
 
 #: The number of weights of the score (module docstring).
@@ -193,7 +205,161 @@ def run(ctx, prm):
             yield engine.request_pull(ctx, arms[:m], times[:m])
 
 
-class LearnedBatch(BatchKnowledgeGradient):
+@dataclass(frozen=True)
+class Family:
+    """A fixed-budget batch family: ``n`` Bernoulli arms with means ~ Beta(a, b), top
+    ``k``, ``batches`` batches of at most ``batch_size`` pulls, at most ``repeat_limit``
+    per arm, a pull budget of ``batch_size x batches``."""
+
+    n: int
+    k: int
+    batch_size: int
+    repeat_limit: int
+    batches: int
+    a: float = 5.0
+    b: float = 5.0
+
+    def __post_init__(self) -> None:
+        for name in ("n", "k", "batch_size", "repeat_limit", "batches"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a positive integer")
+        if self.k >= self.n:
+            raise ValueError(f"k={self.k} must be below n={self.n}")
+        check_beta_prior(self.a, self.b)
+
+    def draw(self, episodes: int, seed: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``episodes`` instances of the family and every arm's reward stream (uniforms)."""
+        rng = np.random.default_rng(list(seed))
+        depth = min(self.batch_size, self.repeat_limit) * self.batches
+        means = rng.beta(self.a, self.b, size=(episodes, self.n))
+        return means, rng.random((episodes, self.n, depth))
+
+    def describe(self) -> str:
+        """The family in words (an off-family warning names it)."""
+        return (
+            f"{self.n} arms, k = {self.k}, b = {self.batch_size}, r = {self.repeat_limit}, "
+            f"{self.batches} batches, budget {self.batch_size * self.batches}, Bernoulli means "
+            f"~ Beta({self.a:g}, {self.b:g}), aggregate regret"
+        )
+
+    def differences(
+        self, problem: Problem, prior: tuple[float, float], instance: Any = None
+    ) -> list[str]:
+        """How ``problem``, the agent's ``prior`` and the env's ``instance`` (``None``: not
+        seen) are off the family (empty: on it)."""
+        out = [
+            f"{name}={got!r} (fitted: {want!r})"
+            for name, got, want in (
+                ("n_arms", problem.n_arms, self.n),
+                ("k", problem.k, self.k),
+                ("batch_size", problem.batch_size, self.batch_size),
+                ("repeat_limit", problem.repeat_limit, self.repeat_limit),
+                ("max_batches", problem.max_batches, self.batches),
+                ("budget", problem.budget, self.batch_size * self.batches),
+                ("objective", problem.objective, "aggregate_regret"),
+            )
+            if got != want
+        ]
+        return out + prior_differences((self.a, self.b), prior, instance)
+
+    @classmethod
+    def of(cls, family: Family | Mapping[str, Any], a: float, b: float) -> Family:
+        """``family`` as a :class:`Family`; a mapping without ``a``, ``b`` takes these."""
+        if isinstance(family, cls):
+            return family
+        if not isinstance(family, Mapping):
+            raise ValueError(f"family={family!r} must be a Family or a mapping of its fields")
+        try:
+            return cls(**{"a": a, "b": b, **family})
+        except TypeError as err:
+            raise ValueError(f"family={dict(family)!r}: {err}") from None
+
+
+#: The family of :data:`DEFAULT_WEIGHTS`.
+DEFAULT_FAMILY = Family(n=10, k=3, batch_size=10, repeat_limit=5, batches=8)
+#: The agent an off-family warning points to: the agent for every instance.
+ZERO_SHOT = 'agents.make("zero_shot")'
+
+
+def _prior_text(prior: tuple[float, float]) -> str:
+    return f"Beta({prior[0]:g}, {prior[1]:g})"
+
+
+def prior_differences(
+    fitted: tuple[float, float], prior: tuple[float, float], instance: Any = None
+) -> list[str]:
+    """How an agent's Beta ``prior`` and the env's ``instance`` (``None``: not seen) are
+    off the prior ``fitted`` its parameters were fitted to (empty: on it). An instance
+    whose means are drawn from no known Beta prior (fixed means, another random family;
+    :func:`~agents.bayesian.beta_prior.prior_of`) is off it."""
+    out = []
+    if not all(math.isclose(x, y, rel_tol=1e-9) for x, y in zip(prior, fitted, strict=True)):
+        out.append(f"the agent's prior {_prior_text(prior)} (fitted: {_prior_text(fitted)})")
+    if instance is not None:
+        try:
+            drawn: tuple[float, float] | None = prior_of(instance)
+        except (ValueError, KeyError, AttributeError):
+            drawn = None
+        if drawn is None:
+            name = getattr(instance, "name", type(instance).__name__)
+            out.append(
+                f"instance {name!r}, whose means are drawn from no known Beta prior "
+                f"(fitted: means ~ {_prior_text(fitted)})"
+            )
+        elif not all(math.isclose(x, y, rel_tol=1e-9) for x, y in zip(drawn, fitted, strict=True)):
+            out.append(f"means ~ {_prior_text(drawn)} (fitted: {_prior_text(fitted)})")
+    return out
+
+
+def warn_off_family(
+    agent: Any, family: str, differences: Sequence[str], *, stacklevel: int = 2
+) -> None:
+    """Warn (``UserWarning``) that ``agent``, fitted to ``family`` (in words), plays off it
+    (``differences``, empty: on it, no warning), naming the agent for every instance;
+    once per agent object and distinct ``differences`` (a benchmark's thousands of
+    episodes of one point warn once)."""
+    if not differences:
+        return
+    key = tuple(differences)
+    warned: set[tuple[str, ...]] | None = getattr(agent, "_off_family_warned", None)
+    if warned is None:
+        warned = set()
+        agent._off_family_warned = warned
+    if key in warned:
+        return
+    warned.add(key)
+    warnings.warn(
+        f"agent {agent.name!r} was fitted to one family ({family}) and this env is off it: "
+        f"{'; '.join(differences)}. Off its family its fitted parameters are not tuned and "
+        f"carry no guarantee: use {ZERO_SHOT}, the agent for every instance",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+class FamilyGuard:
+    """What the family-fitted agents share: the env's instance seen before ``reset``.
+
+    :func:`agents.run_episode` calls :meth:`see_instance` with the env's instance before
+    ``reset``, so that ``reset`` can check the prior the instance draws its means from
+    (the problem does not show it); ``reset`` forgets it. An agent reset by hand, without
+    :meth:`see_instance`, checks what the problem shows.
+    """
+
+    _seen_instance: Any = None
+
+    def see_instance(self, instance: Any) -> None:
+        """Show the next ``reset`` the env's instance (the family of its means)."""
+        self._seen_instance = instance
+
+    def _take_instance(self) -> Any:
+        """The instance seen since the last reset (``None``: none), forgotten."""
+        seen, self._seen_instance = self._seen_instance, None
+        return seen
+
+
+class LearnedBatch(FamilyGuard, BatchKnowledgeGradient):
     """Batches filled by a score fitted to the family (module docstring).
 
     Paper:
@@ -214,10 +380,23 @@ class LearnedBatch(BatchKnowledgeGradient):
             fitted to 10 arms, Beta(5, 5), k = 3, b = 10, r = 5, 8 batches).
         a: the family's Beta prior's first parameter (default 5).
         b: its second parameter (default 5).
+        family: the :class:`Family` the weights were fitted to, or a mapping of its
+            fields (``a``, ``b`` default to the agent's); ``None``: the default weights'
+            family (:data:`DEFAULT_FAMILY`) for the default weights, unknown for others.
         seed: seeds tie-breaking.
 
-    :meth:`from_fit` builds it from a :class:`Fit`. Setting: fixed budget (a pull
-    budget, and ``max_batches`` if set); Bernoulli arms only.
+    Off its family: the weights are tuned to one family only. ``reset`` warns
+    (``UserWarning``, once per agent and distinct mismatch) when the problem is off it
+    (``n_arms``, ``k``, ``batch_size``, ``repeat_limit``, ``max_batches``, ``budget``,
+    ``objective``), when the agent's prior is not the family's, and, played by
+    :func:`agents.run_episode` (which shows it the env's instance), when the instance's
+    means are not drawn from the family's prior; the warning names the family and
+    ``agents.make("zero_shot")``, the agent for every instance. Reset by hand it checks
+    what the problem shows. Weights of unknown family (no ``family``, weights other than
+    the default) are not checked.
+
+    :meth:`from_fit` builds it from a :class:`Fit` (with its family). Setting: fixed
+    budget (a pull budget, and ``max_batches`` if set); Bernoulli arms only.
     """
 
     name = "learned_batch"
@@ -229,14 +408,27 @@ class LearnedBatch(BatchKnowledgeGradient):
         a: float = 5.0,
         b: float = 5.0,
         *,
+        family: Family | Mapping[str, Any] | None = None,
         seed: int | None = None,
     ) -> None:
         super().__init__(a, b, seed=seed)
         self.weights = check_weights(weights)
+        if family is None and self.weights == DEFAULT_WEIGHTS:
+            family = DEFAULT_FAMILY
+        #: The family the weights were fitted to (``None``: unknown, not checked).
+        self.family = None if family is None else Family.of(family, self.a, self.b)
 
     @classmethod
     def from_fit(cls, fit: Fit, *, seed: int | None = None) -> LearnedBatch:
-        return cls(fit.weights, fit.a, fit.b, seed=seed)
+        return cls(fit.weights, fit.a, fit.b, family=fit.family, seed=seed)
+
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        """Start an episode; warn if it is off the weights' family (class docstring)."""
+        seen = self._take_instance()
+        super().reset(problem, seed=seed)
+        if self.family is not None:
+            differences = self.family.differences(problem, (self.a, self.b), seen)
+            warn_off_family(self, self.family.describe(), differences, stacklevel=2)
 
     def params(self) -> np.ndarray:
         return np.concatenate([super().params(), np.asarray(self.weights)])
@@ -244,7 +436,7 @@ class LearnedBatch(BatchKnowledgeGradient):
     def __repr__(self) -> str:
         return (
             f"LearnedBatch(weights={[round(w, 6) for w in self.weights]}, a={self.a}, "
-            f"b={self.b}, seed={self.seed})"
+            f"b={self.b}, family={self.family!r}, seed={self.seed})"
         )
 
 
@@ -322,37 +514,6 @@ def _evaluate(means, streams, k, b, r, batches, a, b0, w, teacher, rng):
             means[e], streams[e], k, b, r, batches, a, b0, w, teacher, rng, scratch
         )
     return out
-
-
-@dataclass(frozen=True)
-class Family:
-    """A fixed-budget batch family: ``n`` Bernoulli arms with means ~ Beta(a, b), top
-    ``k``, ``batches`` batches of at most ``batch_size`` pulls, at most ``repeat_limit``
-    per arm, a pull budget of ``batch_size x batches``."""
-
-    n: int
-    k: int
-    batch_size: int
-    repeat_limit: int
-    batches: int
-    a: float = 5.0
-    b: float = 5.0
-
-    def __post_init__(self) -> None:
-        for name in ("n", "k", "batch_size", "repeat_limit", "batches"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive integer")
-        if self.k >= self.n:
-            raise ValueError(f"k={self.k} must be below n={self.n}")
-        check_beta_prior(self.a, self.b)
-
-    def draw(self, episodes: int, seed: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """``episodes`` instances of the family and every arm's reward stream (uniforms)."""
-        rng = np.random.default_rng(list(seed))
-        depth = min(self.batch_size, self.repeat_limit) * self.batches
-        means = rng.beta(self.a, self.b, size=(episodes, self.n))
-        return means, rng.random((episodes, self.n, depth))
 
 
 def evaluate(

@@ -37,7 +37,10 @@ experiments", 1959, trades the sample cost against the error in the same way).
 The guarantee is prior-averaged: ``P(wrong) <= target`` over instances drawn from the
 prior (up to the fit's sampling error, which the held-out evaluation measures), weaker
 than the per-instance guarantee of the frequentist agents (GLR, LUCB), which hold on
-every instance, including those far from the prior's typical ones.
+every instance, including those far from the prior's typical ones. Off the family it
+was fitted to, the boundary's error is not calibrated, and :class:`LearnedStop`
+warns so (a ``UserWarning`` naming the family and ``agents.make("zero_shot")``, the agent
+for every instance).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ import argparse
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,6 +58,8 @@ import numba
 import numpy as np
 
 from agents.base import FIXED_CONFIDENCE
+from agents.bayesian.beta_prior import check_beta_prior
+from agents.bayesian.learned_batch import FamilyGuard, prior_differences, warn_off_family
 from agents.bayesian.top_set_probability import top_set_bounds
 from agents.bayesian.top_two_thompson import (
     P_KNOTS,
@@ -65,7 +70,15 @@ from agents.bayesian.top_two_thompson import (
 )
 from agents.engine.posterior_top_set import new_state, update
 
-__all__ = ["Boundary", "LearnedStop", "check_times", "fit_boundary", "record"]
+__all__ = [
+    "DEFAULT_FAMILY",
+    "Boundary",
+    "LearnedStop",
+    "StopFamily",
+    "check_times",
+    "fit_boundary",
+    "record",
+]
 
 #: Checks per doubling of the pull count (:func:`next_check`).
 SPACING = 64
@@ -78,6 +91,77 @@ LEADER_PROB, MAX_RESAMPLES = 0.5, 100
 #: (``topk_bench/pretrained/learned-stopping/boundaries.json``).
 DEFAULT_KNOTS = (10, 40, 160, 640, 2560, 10240, 40960)
 DEFAULT_DELTAS = (0.003203, 0.013587, 0.067484, 0.171222, 0.57112, 3.195165, 9.765039)
+
+
+@dataclass(frozen=True)
+class StopFamily:
+    """The family a boundary was fitted to: ``n`` Bernoulli arms with means ~ Beta(a, b),
+    top ``k``, one pull per step, fixed confidence; ``delta`` the error level it was
+    fitted for (named in the off-family warning only: the problem holds no delta)."""
+
+    n: int
+    k: int
+    delta: float | None = None
+    a: float = 1.0
+    b: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("n", "k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a positive integer")
+        if self.k >= self.n:
+            raise ValueError(f"k={self.k} must be below n={self.n}")
+        check_beta_prior(self.a, self.b)
+
+    @classmethod
+    def of(cls, family: StopFamily | Mapping[str, Any], a: float, b: float) -> StopFamily:
+        """``family`` as a :class:`StopFamily`; a mapping without ``a``, ``b`` takes these."""
+        if isinstance(family, cls):
+            return family
+        if not isinstance(family, Mapping):
+            raise ValueError(f"family={family!r} must be a StopFamily or a mapping of its fields")
+        try:
+            return cls(**{"a": a, "b": b, **family})
+        except TypeError as err:
+            raise ValueError(f"family={dict(family)!r}: {err}") from None
+
+    @classmethod
+    def of_fit(cls, boundary: Boundary) -> StopFamily | None:
+        """The family a boundary's training record names (``n``, ``k``; ``None``: none)."""
+        fit = boundary.fit or {}
+        if "n" not in fit or "k" not in fit:
+            return None
+        delta = fit.get("delta", fit.get("target"))
+        return cls(int(fit["n"]), int(fit["k"]), delta, boundary.a, boundary.b)
+
+    def describe(self) -> str:
+        """The family in words (an off-family warning names it)."""
+        delta = "" if self.delta is None else f", delta = {self.delta:g}"
+        return (
+            f"{self.n} arms, k = {self.k}, one pull per step, fixed confidence, Bernoulli "
+            f"means ~ Beta({self.a:g}, {self.b:g}){delta}"
+        )
+
+    def differences(
+        self, problem: Any, prior: tuple[float, float], instance: Any = None
+    ) -> list[str]:
+        """How ``problem``, the agent's ``prior`` and the env's ``instance`` (``None``: not
+        seen) are off the family (empty: on it)."""
+        out = [
+            f"{name}={got!r} (fitted: {want!r})"
+            for name, got, want in (
+                ("n_arms", problem.n_arms, self.n),
+                ("k", problem.k, self.k),
+                ("pulls per step", problem.max_pulls_per_step, 1),
+            )
+            if got != want
+        ]
+        return out + prior_differences((self.a, self.b), prior, instance)
+
+
+#: The family of :data:`DEFAULT_KNOTS` and :data:`DEFAULT_DELTAS`.
+DEFAULT_FAMILY = StopFamily(n=10, k=1, delta=0.1)
 
 
 @dataclass(frozen=True)
@@ -319,7 +403,7 @@ def fit_boundary(
     )
 
 
-class LearnedStop(TopTwoThompson):
+class LearnedStop(FamilyGuard, TopTwoThompson):
     """Top-two Thompson sampling stopped by a fitted boundary (module docstring).
 
     Args:
@@ -331,10 +415,25 @@ class LearnedStop(TopTwoThompson):
         spacing: checks per doubling of the pull count (default 64).
         a: the family's Beta prior's first parameter.
         b: its second parameter.
+        family: the :class:`StopFamily` the boundary was fitted to, or a mapping of its
+            fields (``a``, ``b`` default to the agent's); ``None``: the default
+            boundary's family (:data:`DEFAULT_FAMILY`) for the default knots and deltas,
+            unknown for others.
         seed: seeds the posterior samples.
 
-    :meth:`from_boundary` builds it from a :class:`Boundary`. Setting: fixed confidence;
-    Bernoulli only.
+    Off its family: the boundary is calibrated on one family only. ``reset`` warns
+    (``UserWarning``, once per agent and distinct mismatch) when the problem is off it
+    (``n_arms``, ``k``, more than one pull per step), when the agent's prior is not the
+    family's, and, played by :func:`agents.run_episode` (which shows it the env's
+    instance), when the instance's means are not drawn from the family's prior; the
+    warning names the family and ``agents.make("zero_shot")``, the agent for every
+    instance. Reset by hand it checks what the problem shows. The target delta is the
+    agent's own (the problem holds none), and ``max_batches`` only truncates. A boundary
+    of unknown family (no ``family``, knots or deltas other than the default) is not
+    checked.
+
+    :meth:`from_boundary` builds it from a :class:`Boundary` (with the family its
+    training record names). Setting: fixed confidence; Bernoulli only.
     """
 
     name = "learned_stop"
@@ -349,16 +448,40 @@ class LearnedStop(TopTwoThompson):
         a: float = 1.0,
         b: float = 1.0,
         *,
+        family: StopFamily | Mapping[str, Any] | None = None,
         seed: int | None = None,
     ) -> None:
         self.boundary = Boundary(tuple(knots), tuple(float(d) for d in deltas), spacing, a, b)
         super().__init__(a, b, LEADER_PROB, MAX_RESAMPLES, None, seed=seed)
+        default = (
+            self.boundary.knots == DEFAULT_KNOTS
+            and self.boundary.deltas == DEFAULT_DELTAS
+            and self.boundary.spacing == SPACING
+        )
+        if family is None and default:
+            family = DEFAULT_FAMILY
+        #: The family the boundary was fitted to (``None``: unknown, not checked).
+        self.family = None if family is None else StopFamily.of(family, self.a, self.b)
 
     @classmethod
     def from_boundary(cls, boundary: Boundary, *, seed: int | None = None) -> LearnedStop:
         return cls(
-            boundary.knots, boundary.deltas, boundary.spacing, boundary.a, boundary.b, seed=seed
+            boundary.knots,
+            boundary.deltas,
+            boundary.spacing,
+            boundary.a,
+            boundary.b,
+            family=StopFamily.of_fit(boundary),
+            seed=seed,
         )
+
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        """Start an episode; warn if it is off the boundary's family (class docstring)."""
+        seen = self._take_instance()
+        super().reset(problem, seed=seed)
+        if self.family is not None:
+            differences = self.family.differences(problem, (self.a, self.b), seen)
+            warn_off_family(self, self.family.describe(), differences, stacklevel=2)
 
     def stops_by_itself(self, problem: Any) -> bool:
         return True
@@ -375,7 +498,7 @@ class LearnedStop(TopTwoThompson):
         return (
             f"LearnedStop(knots={list(self.boundary.knots)}, deltas="
             f"{[round(d, 6) for d in self.boundary.deltas]}, spacing={self.boundary.spacing}, "
-            f"a={self.a}, b={self.b}, seed={self.seed})"
+            f"a={self.a}, b={self.b}, family={self.family!r}, seed={self.seed})"
         )
 
 

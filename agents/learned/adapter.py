@@ -44,6 +44,13 @@ Policies of sb3-contrib play the same way:
   it picks the ``k`` arms one at a time. A masked policy never makes an invalid
   sub-step; an unmasked one's invalid sub-step ends the batch (that env's projection).
 
+A policy loaded with its metadata (``agents.make("ppo:PATH")``,
+:func:`agents.learned.saving.load_policy`) knows the family it was trained on (its
+sidecar's ``env_id`` and ``env_kwargs``): on an env off that family ``reset`` warns once
+per agent and distinct mismatch (``UserWarning``) naming the family and
+``agents.make("zero_shot")``, the agent for every instance (:class:`PolicyAgent`'s
+``family``).
+
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
 ``agent.total_projections`` / ``agent.total_decisions`` since the agent was built.
@@ -64,12 +71,18 @@ import inspect
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent
-from agents.bayesian.beta_prior import check_bernoulli, check_beta_prior, posterior_top_k
+from agents.bayesian.beta_prior import (
+    check_bernoulli,
+    check_beta_prior,
+    posterior_top_k,
+    prior_of,
+)
 from agents.registry import register_loader
 from bandit_envs.problem import Problem
 from bandit_envs.scoring import top_k
@@ -113,6 +126,21 @@ class PolicyAgent(Agent):
         torch_threads: the torch threads each ``act`` runs on (torch's setting is given
             back when ``act`` returns; nothing happens while torch is not imported);
             ``None``: leave torch's setting as it is.
+        family: the family the policy was trained on, ``{"env_id": ..., "env_kwargs":
+            ...}`` (the training env's; a saved model's metadata gives it); ``None``:
+            unknown, not checked.
+
+    Off its family: a policy is trained on one family. With ``family`` known, ``reset``
+    warns (``UserWarning``, once per agent and distinct mismatch) when the problem is off
+    it: ``n_arms``, ``k``, ``setting``, ``distribution``, ``objective``, ``budget``
+    (fixed budget), ``cost_per_batch`` (fixed confidence), ``batch_size``,
+    ``repeat_limit`` and ``max_batches`` (a one-pull ``TopK-v0`` policy plays any batch
+    shape, and for it a ``max_batches`` of at least the budget, which never ends its
+    episode early, is as none), and, played by :func:`agents.run_episode` (which shows it
+    the env's instance), when the env's instance is not the family's (another Beta prior,
+    or another instance). The warning names the family and ``agents.make("zero_shot")``,
+    the agent for every instance. Reset by hand it checks what the problem shows; a
+    family whose kwargs no longer build an env is not checked.
 
     Attributes:
         projections: actions this episode that were not in the play env's action set
@@ -139,6 +167,7 @@ class PolicyAgent(Agent):
         prior: Sequence[float] | None = None,
         pull_by_pull: bool | None = None,
         torch_threads: int | None = 1,
+        family: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(seed=seed)
         if torch_threads is not None and (
@@ -189,6 +218,9 @@ class PolicyAgent(Agent):
         self.pull_by_pull = bool(pull_by_pull)
         self._state: Any = None
         self._episode_start = True
+        self.family = _check_family(family)
+        self._family_env = _family_env(self.family)
+        self._seen_instance: Any = None
 
     # --------------------------------------------------------------- protocol
     def reset(self, problem: Problem, *, seed: int | None = None) -> None:
@@ -207,12 +239,23 @@ class PolicyAgent(Agent):
             raise ValueError(f"problem.action_format={fmt!r} must be 'pulls' or 'arm'")
         if self.prior is not None:
             check_bernoulli(problem, self.name)
+        seen, self._seen_instance = self._seen_instance, None
         self._blind_answer = False
         if getattr(problem, "answer", "empirical") == "agent" and not self.sees_phase:
             self._refuse_or_warn_blind_answer()
         super().reset(problem, seed=seed)
         self.projections = self.decisions = 0
         self._state, self._episode_start = None, True  # a recurrent policy starts afresh
+        if self._family_env is not None:
+            differences = _family_differences(self._family_env, problem, seen)
+            if differences:
+                from agents.bayesian.learned_batch import warn_off_family
+
+                warn_off_family(self, self._family_env.text, differences, stacklevel=2)
+
+    def see_instance(self, instance: Any) -> None:
+        """Show the next ``reset`` the env's instance (:func:`agents.run_episode` does)."""
+        self._seen_instance = instance
 
     @property
     def sees_phase(self) -> bool:
@@ -673,6 +716,111 @@ def _flat_space(space: Any) -> bool:
         and not hasattr(space, "spaces")
         and len(getattr(space, "shape", None) or ()) == 1
     )
+
+
+@dataclass(frozen=True)
+class _FamilyEnv:
+    """The problem and instance of a policy's training family, in its benchmark form."""
+
+    problem: Problem
+    instance: Any
+    one_pull: bool  # trained on TopK-v0: one pull per step, any batch shape
+    text: str
+
+
+def _check_family(family: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``family`` as ``{"env_id": str, "env_kwargs": dict}``, else a ``ValueError``."""
+    if family is None:
+        return None
+    if (
+        not isinstance(family, Mapping)
+        or not isinstance(family.get("env_id"), str)
+        or not isinstance(family.get("env_kwargs"), Mapping)
+    ):
+        raise ValueError(
+            f"family={family!r} must be a mapping {{'env_id': str, 'env_kwargs': mapping}} "
+            "(the training env's, as a saved model's metadata records it)"
+        )
+    return {"env_id": family["env_id"], "env_kwargs": dict(family["env_kwargs"])}
+
+
+def _means_of(instance: Any) -> tuple[tuple[Any, ...], str]:
+    """A key and a description of what an instance's means are (a Beta prior, else the
+    instance's name and parameters)."""
+    try:
+        a, b = prior_of(instance)
+    except (ValueError, KeyError, AttributeError):
+        name = getattr(instance, "name", type(instance).__name__)
+        params = dict(getattr(instance, "params", {}) or {})
+        text = f"instance {name!r}" + (f" {params}" if params else "")
+        return ("instance", name, repr(sorted(params.items()))), text
+    return ("beta", a, b), f"Bernoulli means ~ Beta({a:g}, {b:g})"
+
+
+def _family_env(family: Mapping[str, Any] | None) -> _FamilyEnv | None:
+    """The training family's problem and instance (``None``: unknown, or its kwargs no
+    longer build an env: not checked)."""
+    if family is None:
+        return None
+    from agents.learned.families import evaluation_env
+    from bandit_envs.top_k_batch import TopKBatchEnv
+
+    try:
+        _, kwargs = evaluation_env(family["env_id"], family["env_kwargs"])
+        env = TopKBatchEnv(**kwargs)
+    except (ValueError, TypeError, KeyError):
+        return None
+    problem, instance = env.problem, env.instance
+    env.close()
+    one_pull = family["env_id"].removeprefix("bandit_envs:") == "TopK-v0"
+    p = problem
+    if p.setting == "fixed_budget":
+        task = f"budget {p.budget}"
+    else:
+        task = f"fixed confidence, cost {p.cost_per_batch:g} per batch"
+    if p.max_batches is not None and not (one_pull and _never_binds(p, p.max_batches)):
+        task += f", max_batches {p.max_batches}"
+    shape = "one pull per step" if one_pull else f"b = {p.batch_size}, r = {p.repeat_limit}"
+    text = (
+        f"{family['env_id']}: {p.n_arms} arms, k = {p.k}, {task}, {shape}, "
+        f"{p.objective.replace('_', ' ')}, {_means_of(instance)[1]}"
+    )
+    return _FamilyEnv(problem, instance, one_pull, text)
+
+
+def _never_binds(problem: Problem, max_batches: int) -> bool:
+    """Whether ``max_batches`` steps of one pull cannot end a fixed-budget episode early."""
+    return problem.setting == "fixed_budget" and (
+        problem.budget is not None and max_batches >= problem.budget
+    )
+
+
+def _family_differences(family: _FamilyEnv, problem: Problem, instance: Any) -> list[str]:
+    """How ``problem`` and the env's ``instance`` (``None``: not seen) are off the policy's
+    training family (empty: on it)."""
+    f = family.problem
+    keys = ["n_arms", "k", "setting", "distribution", "objective"]
+    keys.append("budget" if f.setting == "fixed_budget" else "cost_per_batch")
+    if not family.one_pull:
+        keys += ["batch_size", "repeat_limit", "max_batches"]
+    out = [
+        f"{key}={getattr(problem, key)!r} (fitted: {getattr(f, key)!r})"
+        for key in keys
+        if getattr(problem, key) != getattr(f, key)
+    ]
+    if family.one_pull:
+
+        def binding(p: Problem) -> int | None:
+            mb = p.max_batches
+            return None if mb is None or _never_binds(p, mb) else mb
+
+        if binding(problem) != binding(f):
+            out.append(f"max_batches={problem.max_batches!r} (fitted: {f.max_batches!r})")
+    if instance is not None:
+        (got, got_text), (want, want_text) = _means_of(instance), _means_of(family.instance)
+        if got != want:
+            out.append(f"{got_text} (fitted: {want_text})")
+    return out
 
 
 def _parameters(fn: Callable[..., Any]) -> Mapping[str, Any]:

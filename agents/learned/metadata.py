@@ -81,9 +81,11 @@ def saved_agent_kwargs(model: Any, path: str | Path | None = None) -> dict[str, 
     """``PolicyAgent`` keyword arguments stored with a saved model (empty if none).
 
     Reads the ``topk_policy`` attribute restored by ``Model.load``, else the JSON
-    sidecar next to ``path``. Returns ``obs_transform``, ``answer`` and
+    sidecar next to ``path``. Returns ``obs_transform``, ``answer``,
     ``deterministic`` (``False``: play with
-    :class:`~agents.learned.adapter.SampledPolicyAgent`).
+    :class:`~agents.learned.adapter.SampledPolicyAgent`) and ``family``, the training
+    env (``env_id``, ``env_kwargs``) the agent checks each problem against (it warns
+    off that family).
     """
     meta = getattr(model, "topk_policy", None)
     if meta is None and path is not None and sidecar_path(path).exists():
@@ -96,6 +98,8 @@ def saved_agent_kwargs(model: Any, path: str | Path | None = None) -> dict[str, 
     if meta.get("obs_transform"):
         out["obs_transform"] = transform_from_config(meta["obs_transform"])
     out.update(meta.get("policy_agent", {}))
+    if isinstance(meta.get("env_id"), str) and isinstance(meta.get("env_kwargs"), Mapping):
+        out["family"] = {"env_id": meta["env_id"], "env_kwargs": dict(meta["env_kwargs"])}
     return out
 
 

@@ -48,6 +48,8 @@ EPISODES = 20_000
 TRAIN_EPISODES = {"10 arms": 10_000, "50 arms": 2000}
 VALIDATION = {"10 arms": 20_000, "50 arms": 5000}
 _PRIOR = {"a": 5.0, "b": 5.0}
+#: The fields of a learned agent's ``family`` parameter (its prior is the agent's ``a``, ``b``).
+_FAMILY_KEYS = ("n", "k", "batch_size", "repeat_limit", "batches")
 #: The scripted agents and yardsticks: (registry name, label, params).
 _OTHERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("kg_batch", "KG batch fill (Beta(5, 5) prior)", _PRIOR),
@@ -107,11 +109,17 @@ def experiment_config(fits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for fit in fits:
         point, seed = fit["point"], fit["fit"]["seed"]
         label = _learned_label(point, seed)
+        fam = fit.get("family") or asdict(POINTS[point])
         agents.append(
             {
                 "name": "learned_batch",
                 "label": label,
-                "params": {"weights": list(fit["weights"]), **_PRIOR},
+                "params": {
+                    "weights": list(fit["weights"]),
+                    **_PRIOR,
+                    # the family the weights were fitted to: the agent warns off it
+                    "family": {key: fam[key] for key in _FAMILY_KEYS},
+                },
             }
         )
         learned[point].append(label)

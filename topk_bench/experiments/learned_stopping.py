@@ -140,6 +140,8 @@ def experiment_config(boundaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]
                 "params": {
                     "knots": list(bnd["knots"]),
                     "deltas": [round(d, 6) for d in bnd["deltas"]],
+                    # the family the boundary was fitted to: the agent warns off it
+                    "family": {"n": fit["n"], "k": fit["k"], "delta": fit["delta"]},
                 },
             }
         )
