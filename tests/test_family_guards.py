@@ -1,7 +1,7 @@
 """The agents fitted to one family warn off it (learned_batch, learned_stop, saved policies).
 
-Each warns once per agent object and distinct mismatch, naming the family and the agent
-for every instance (``agents.make("zero_shot")``), and is silent on its family, in
+Each warns once per agent object and distinct mismatch, naming the family and the agents
+tuned to no family (``learned_batch.ZERO_SHOT``), and is silent on its family, in
 particular at every point where a shipped experiment plays it.
 """
 
@@ -20,6 +20,7 @@ import agents
 import bandit_envs  # noqa: F401
 from agents.bayesian import learned_batch as lb
 from agents.bayesian import learned_stop as ls
+from agents.bayesian.learned_batch import ZERO_SHOT
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "topk_bench" / "pretrained"
 DAGGER = PRETRAINED / "learned-vs-scripted" / "dagger-kg-s0.zip"
@@ -65,13 +66,13 @@ def _episodes(agent: agents.Agent, env: gym.Env, n: int) -> Callable[[], None]:
 # ------------------------------------------------------------------ learned_batch
 
 
-def test_learned_batch_off_its_family_warns_naming_it_and_zero_shot() -> None:
+def test_learned_batch_off_its_family_warns_naming_it_and_an_agent_of_no_family() -> None:
     """A new user's play: the default weights on jun2016-linear, 50 arms, k = 5, 1000 pulls."""
     env = _env(instance="jun2016-linear", n_arms=50, k=5, budget=1000, batch_size=None)
     (message,) = _warnings(_episodes(agents.make("learned_batch"), env, 3))
     assert lb.DEFAULT_FAMILY.describe() in message
     assert "10 arms, k = 3, b = 10, r = 5, 8 batches" in message
-    assert 'agents.make("zero_shot")' in message
+    assert ZERO_SHOT in message
     assert "n_arms=50 (fitted: 10)" in message and "budget=1000 (fitted: 80)" in message
     assert "instance 'jun2016-linear'" in message  # run_episode showed it the instance
 
@@ -111,7 +112,7 @@ def test_learned_batch_warns_once_per_distinct_mismatch() -> None:
 def test_learned_batch_checks_the_prior_of_the_instance_run_episode_shows(kwargs, expected):
     env = _env(**{**LB_FAMILY, **kwargs})
     (message,) = _warnings(lambda: _reset(agents.make("learned_batch"), env))
-    assert expected in message and 'agents.make("zero_shot")' in message
+    assert expected in message and ZERO_SHOT in message
     # reset by hand (no instance shown) checks what the problem shows: on the family
     _silent(lambda: _reset(agents.make("learned_batch"), env, see=False))
 
@@ -161,12 +162,12 @@ def test_learned_batch_custom_weights_warn_off_the_family_given() -> None:
 # ------------------------------------------------------------------ learned_stop
 
 
-def test_learned_stop_off_its_family_warns_naming_it_and_zero_shot() -> None:
+def test_learned_stop_off_its_family_warns_naming_it_and_an_agent_of_no_family() -> None:
     env = _env(**{**LS_FAMILY, "k": 3})
     (message,) = _warnings(lambda: [_reset(agents.make("learned_stop"), env) for _ in range(1)])
     assert ls.DEFAULT_FAMILY.describe() in message
     assert "10 arms, k = 1, one pull per step" in message and "delta = 0.1" in message
-    assert "k=3 (fitted: 1)" in message and 'agents.make("zero_shot")' in message
+    assert "k=3 (fitted: 1)" in message and ZERO_SHOT in message
 
 
 @pytest.mark.parametrize(
@@ -247,7 +248,7 @@ def test_a_saved_policy_off_its_family_warns_once(dagger, kwargs, expected) -> N
     env = _dagger_env(**kwargs)
     agent = agents.make(f"ppo:{DAGGER}")
     (message,) = _warnings(lambda: [_reset(agent, env) for _ in range(100)])
-    assert expected in message and 'agents.make("zero_shot")' in message
+    assert expected in message and ZERO_SHOT in message
     assert "TopK-v0: 10 arms, k = 3, budget 200, one pull per step" in message
 
 
@@ -324,3 +325,14 @@ def test_shipped_experiments_play_their_learned_agents_on_family(name, reduced) 
             raise AssertionError(f"{name}: {spec.label} at {point.label}: {err}") from None
         checked += 1
     assert checked >= {"learned-batch": 6, "learned-stopping": 12}.get(name, 6)
+
+
+def test_the_agents_a_warning_points_to_exist() -> None:
+    """The warning's advice names agents that ``agents.make`` builds."""
+    import re
+
+    names = re.findall(r'agents\.make\("([a-z_0-9]+)"\)', ZERO_SHOT)
+    assert names, ZERO_SHOT
+    for name in names:
+        assert name in agents.available()
+        agents.make(name)

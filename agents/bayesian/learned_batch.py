@@ -39,7 +39,7 @@ Actively Learn: A Robust Approach", arXiv:2010.15382):
 The answer is the posterior top k (Bayes-optimal for aggregate regret). The fitted
 weights belong to the family they were fitted on; elsewhere the policy still fills
 valid batches but is not tuned, and :class:`LearnedBatch` warns so (a ``UserWarning``
-naming the family and ``agents.make("zero_shot")``, the agent for every instance).
+naming the family and :data:`ZERO_SHOT`, agents tuned to no family).
 :class:`FamilyGuard` and :func:`warn_off_family` are shared with the other
 family-fitted agents (:mod:`agents.bayesian.learned_stop`,
 :class:`agents.learned.adapter.PolicyAgent`).
@@ -278,8 +278,11 @@ class Family:
 
 #: The family of :data:`DEFAULT_WEIGHTS`.
 DEFAULT_FAMILY = Family(n=10, k=3, batch_size=10, repeat_limit=5, batches=8)
-#: The agent an off-family warning points to: the agent for every instance.
-ZERO_SHOT = 'agents.make("zero_shot")'
+#: What an off-family warning points to: agents tuned to no family.
+ZERO_SHOT = (
+    'an agent tuned to no family: agents.make("kg") (KG* with a flat prior: Bernoulli arms, '
+    "a pull budget) or one of the papers' algorithms (agents.available())"
+)
 
 
 def _prior_text(prior: tuple[float, float]) -> str:
@@ -332,7 +335,7 @@ def warn_off_family(
     warnings.warn(
         f"agent {agent.name!r} was fitted to one family ({family}) and this env is off it: "
         f"{'; '.join(differences)}. Off its family its fitted parameters are not tuned and "
-        f"carry no guarantee: use {ZERO_SHOT}, the agent for every instance",
+        f"carry no guarantee: play {ZERO_SHOT}",
         UserWarning,
         stacklevel=stacklevel + 1,
     )
@@ -391,7 +394,7 @@ class LearnedBatch(FamilyGuard, BatchKnowledgeGradient):
     ``objective``), when the agent's prior is not the family's, and, played by
     :func:`agents.run_episode` (which shows it the env's instance), when the instance's
     means are not drawn from the family's prior; the warning names the family and
-    ``agents.make("zero_shot")``, the agent for every instance. Reset by hand it checks
+    :data:`ZERO_SHOT`, agents tuned to no family. Reset by hand it checks
     what the problem shows. Weights of unknown family (no ``family``, weights other than
     the default) are not checked.
 

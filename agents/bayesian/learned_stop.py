@@ -39,8 +39,8 @@ prior (up to the fit's sampling error, which the held-out evaluation measures), 
 than the per-instance guarantee of the frequentist agents (GLR, LUCB), which hold on
 every instance, including those far from the prior's typical ones. Off the family it
 was fitted to, the boundary's error is not calibrated, and :class:`LearnedStop`
-warns so (a ``UserWarning`` naming the family and ``agents.make("zero_shot")``, the agent
-for every instance).
+warns so (a ``UserWarning`` naming the family and the agents tuned to no family
+(:data:`agents.bayesian.learned_batch.ZERO_SHOT`)).
 """
 
 from __future__ import annotations
@@ -426,11 +426,11 @@ class LearnedStop(FamilyGuard, TopTwoThompson):
     (``n_arms``, ``k``, more than one pull per step), when the agent's prior is not the
     family's, and, played by :func:`agents.run_episode` (which shows it the env's
     instance), when the instance's means are not drawn from the family's prior; the
-    warning names the family and ``agents.make("zero_shot")``, the agent for every
-    instance. Reset by hand it checks what the problem shows. The target delta is the
-    agent's own (the problem holds none), and ``max_batches`` only truncates. A boundary
-    of unknown family (no ``family``, knots or deltas other than the default) is not
-    checked.
+    warning names the family and the agents tuned to no family
+    (:data:`agents.bayesian.learned_batch.ZERO_SHOT`). Reset by hand it checks what the problem
+    shows. The target delta is the agent's own (the problem holds none), and ``max_batches`` only
+    truncates. A boundary of unknown family (no ``family``, knots or deltas other than the default)
+    is not checked.
 
     :meth:`from_boundary` builds it from a :class:`Boundary` (with the family its
     training record names). Setting: fixed confidence; Bernoulli only.

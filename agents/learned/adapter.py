@@ -48,8 +48,8 @@ A policy loaded with its metadata (``agents.make("ppo:PATH")``,
 :func:`agents.learned.saving.load_policy`) knows the family it was trained on (its
 sidecar's ``env_id`` and ``env_kwargs``): on an env off that family ``reset`` warns once
 per agent and distinct mismatch (``UserWarning``) naming the family and
-``agents.make("zero_shot")``, the agent for every instance (:class:`PolicyAgent`'s
-``family``).
+the agents tuned to no family (:data:`agents.bayesian.learned_batch.ZERO_SHOT`)
+(:class:`PolicyAgent`'s ``family``).
 
 Every action that had to be changed to be valid is counted: ``agent.projections`` of
 ``agent.decisions`` actions this episode (:attr:`PolicyAgent.projection_rate`), and
@@ -138,9 +138,9 @@ class PolicyAgent(Agent):
     shape, and for it a ``max_batches`` of at least the budget, which never ends its
     episode early, is as none), and, played by :func:`agents.run_episode` (which shows it
     the env's instance), when the env's instance is not the family's (another Beta prior,
-    or another instance). The warning names the family and ``agents.make("zero_shot")``,
-    the agent for every instance. Reset by hand it checks what the problem shows; a
-    family whose kwargs no longer build an env is not checked.
+    or another instance). The warning names the family and the agents tuned to no family
+    (:data:`agents.bayesian.learned_batch.ZERO_SHOT`). Reset by hand it checks what the problem
+    shows; a family whose kwargs no longer build an env is not checked.
 
     Attributes:
         projections: actions this episode that were not in the play env's action set
