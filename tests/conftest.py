@@ -30,3 +30,12 @@ def assert_rate_at_most(failures: int, runs: int, p: float, alpha: float = 1e-3)
 def rate_at_most():
     """The :func:`assert_rate_at_most` helper as a fixture."""
     return assert_rate_at_most
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that start a local Ray instance run on one xdist worker (``--dist loadgroup``
+    in ``addopts``), one after another: two Ray instances at once would share the 2 cores
+    with the other worker's tests."""
+    for item in items:
+        if item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.xdist_group("ray"))

@@ -9,7 +9,7 @@ changes a draw) changes its digest and fails here.
 
 A deliberate change of law regenerates the file::
 
-    TOPK_UPDATE_FINGERPRINTS=1 python -m pytest tests/test_episode_fingerprints.py
+    TOPK_UPDATE_FINGERPRINTS=1 python -m pytest -n 0 tests/test_episode_fingerprints.py
 """
 
 from __future__ import annotations
