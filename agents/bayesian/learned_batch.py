@@ -68,6 +68,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "N_WEIGHTS",
     "ZERO_SHOT",
+    "field_differences",
     "Family",
     "FamilyGuard",
     "Fit",
@@ -248,9 +249,8 @@ class Family:
     ) -> list[str]:
         """How ``problem``, the agent's ``prior`` and the env's ``instance`` (``None``: not
         seen) are off the family (empty: on it)."""
-        out = [
-            f"{name}={got!r} (fitted: {want!r})"
-            for name, got, want in (
+        out = field_differences(
+            (
                 ("n_arms", problem.n_arms, self.n),
                 ("k", problem.k, self.k),
                 ("batch_size", problem.batch_size, self.batch_size),
@@ -259,8 +259,7 @@ class Family:
                 ("budget", problem.budget, self.batch_size * self.batches),
                 ("objective", problem.objective, "aggregate_regret"),
             )
-            if got != want
-        ]
+        )
         return out + prior_differences((self.a, self.b), prior, instance)
 
     @classmethod
@@ -287,6 +286,12 @@ ZERO_SHOT = (
 
 def _prior_text(prior: tuple[float, float]) -> str:
     return f"Beta({prior[0]:g}, {prior[1]:g})"
+
+
+def field_differences(fields: Sequence[tuple[str, Any, Any]]) -> list[str]:
+    """``name=got (fitted: want)`` for each ``(name, got, want)`` of ``fields`` off the
+    family (``got != want``)."""
+    return [f"{name}={got!r} (fitted: {want!r})" for name, got, want in fields if got != want]
 
 
 def prior_differences(

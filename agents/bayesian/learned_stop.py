@@ -59,7 +59,12 @@ import numpy as np
 
 from agents.base import FIXED_CONFIDENCE
 from agents.bayesian.beta_prior import check_beta_prior
-from agents.bayesian.learned_batch import FamilyGuard, prior_differences, warn_off_family
+from agents.bayesian.learned_batch import (
+    FamilyGuard,
+    field_differences,
+    prior_differences,
+    warn_off_family,
+)
 from agents.bayesian.top_set_probability import top_set_bounds
 from agents.bayesian.top_two_thompson import (
     P_KNOTS,
@@ -148,15 +153,13 @@ class StopFamily:
     ) -> list[str]:
         """How ``problem``, the agent's ``prior`` and the env's ``instance`` (``None``: not
         seen) are off the family (empty: on it)."""
-        out = [
-            f"{name}={got!r} (fitted: {want!r})"
-            for name, got, want in (
+        out = field_differences(
+            (
                 ("n_arms", problem.n_arms, self.n),
                 ("k", problem.k, self.k),
                 ("pulls per step", problem.max_pulls_per_step, 1),
             )
-            if got != want
-        ]
+        )
         return out + prior_differences((self.a, self.b), prior, instance)
 
 
