@@ -102,6 +102,9 @@ _REGISTRY: dict[str, str] = {
     "learned_stop": "agents.bayesian.learned_stop:LearnedStop",
     # Learned batches: kg_batch's fantasy fill, a score fitted to the family (fixed budget)
     "learned_batch": "agents.bayesian.learned_batch:LearnedBatch",
+    # One fitted agent for every instance: a KG-type score on an empirical-Bayes posterior
+    # (fixed budget), a fitted Top-Two rule with GLR stopping (fixed confidence)
+    "zero_shot": "agents.zero_shot.agent:ZeroShot",
     # Classic best-arm baselines
     "successive_rejects": "agents.elimination.nsar:SuccessiveRejects",
     "sequential_halving": "agents.elimination.sequential_halving:SequentialHalving",

@@ -8,8 +8,10 @@ Layers, lowest first (``agents/__init__.py`` and the README describe them):
    ``agents.scheduling`` (RoundRobin as a NumPy function);
 3. the algorithm families, one subpackage each (:data:`FAMILIES`), none importing another;
 4. playing: ``agents.registry`` and ``agents.runner``;
-5. ``agents.learned`` (its own order is checked by ``tests/test_learned_layout.py``);
-6. the package ``agents`` itself (the public names).
+5. ``agents.zero_shot``: one agent built on two families (``glr``, ``bayesian``) and
+   fitted by playing episodes (``agents.runner``);
+6. ``agents.learned`` (its own order is checked by ``tests/test_learned_layout.py``);
+7. the package ``agents`` itself (the public names).
 
 Imports are read at any depth (function bodies too), so a lazy import that runs back up
 fails here as well.
@@ -42,7 +44,7 @@ ENGINE_ORDER = [
     "agents.engine.posterior_top_set",
 ]
 FAMILIES = ["elimination", "lucb", "glr", "bayesian", "pac"]
-LAYERS = ["engine", "protocol", "families", "playing", "learned", "package"]
+LAYERS = ["engine", "protocol", "families", "playing", "zero_shot", "learned", "package"]
 
 
 GRAPH = graph()
@@ -61,6 +63,8 @@ def layer(name: str) -> str:
         return "families"
     if name in ("agents.registry", "agents.runner"):
         return "playing"
+    if parts[1] == "zero_shot":
+        return "zero_shot"
     if parts[1] == "learned":
         return "learned"
     raise AssertionError(f"{name} belongs to no layer: place it in one (and in this test)")
@@ -98,7 +102,14 @@ def test_no_import_cycle() -> None:
     assert cycles(GRAPH) == []
 
 
+#: registered agents built on several families (their own layer).
+COMPOSITES = {"zero_shot": "agents.zero_shot.agent"}
+
+
 def test_every_registered_agent_lives_in_a_family() -> None:
     for name in agents.available():
         module = agents.agent_class(name).__module__
+        if name in COMPOSITES:
+            assert module == COMPOSITES[name]
+            continue
         assert layer(module) == "families", f"agent {name!r} lives in {module}, outside a family"

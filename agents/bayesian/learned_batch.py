@@ -279,8 +279,9 @@ class Family:
 DEFAULT_FAMILY = Family(n=10, k=3, batch_size=10, repeat_limit=5, batches=8)
 #: What an off-family warning points to: agents tuned to no family.
 ZERO_SHOT = (
-    'an agent tuned to no family: agents.make("kg") (KG* with a flat prior: Bernoulli arms, '
-    "a pull budget) or one of the papers' algorithms (agents.available())"
+    'an agent tuned to no family: agents.make("zero_shot") (fitted once for every instance: '
+    'any n, k, batch model and reward law; agents.make("zero_shot", delta=...) in fixed '
+    "confidence)"
 )
 
 

@@ -1,0 +1,186 @@
+"""``zero_shot``: one set of fitted parameters for every instance, both settings.
+
+The parameters (:data:`FITTED`, ``agents/zero_shot/fitted.toml``) are fitted once by
+:mod:`agents.zero_shot.fit` on simulated episodes of a documented generator
+(:mod:`agents.zero_shot.generator`) that contains none of the catalog's instances; the
+agent then plays any instance without retraining and without a prior: what it needs of
+one it estimates from the episode (empirical Bayes across arms).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import tomllib
+
+from agents import engine
+from agents.base import FIXED_BUDGET, FIXED_CONFIDENCE
+from agents.engine.dispatch import compiled_call
+from agents.glr import top_two
+from agents.zero_shot import index
+
+__all__ = ["FITTED", "FITTED_PATH", "ZeroShot", "check_weights", "load_fitted"]
+
+#: the shipped parameters.
+FITTED_PATH = Path(__file__).with_name("fitted.toml")
+#: the compiled episode loop of the fixed-budget kernel.
+_FAST_PATH = engine.fast_path(index.run)
+#: the Top-Two sampling rules fixed confidence chooses among (the fitted ``leader``).
+LEADERS = {"eb": top_two.EB, "ts": top_two.TS}
+
+
+def check_weights(weights: Any) -> tuple[float, ...]:
+    """``weights`` as :data:`~agents.zero_shot.index.N_WEIGHTS` finite floats (a mapping by
+    :data:`~agents.zero_shot.index.WEIGHT_NAMES` or a sequence), else a ``ValueError``."""
+    if isinstance(weights, Mapping):
+        unknown = sorted(set(weights) - set(index.WEIGHT_NAMES))
+        if unknown:
+            raise ValueError(
+                f"unknown weights {unknown}: the score's weights are {list(index.WEIGHT_NAMES)}"
+            )
+        weights = [weights.get(name, 0.0) for name in index.WEIGHT_NAMES]
+    try:
+        values = tuple(float(w) for w in weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"weights={weights!r} must be {index.N_WEIGHTS} finite numbers") from None
+    if len(values) != index.N_WEIGHTS or not all(math.isfinite(w) for w in values):
+        raise ValueError(f"weights={list(weights)!r} must be {index.N_WEIGHTS} finite numbers")
+    return values
+
+
+def load_fitted(path: str | Path = FITTED_PATH) -> dict[str, Any]:
+    """The fitted parameters of a ``fitted.toml`` (:mod:`agents.zero_shot.fit` writes it)."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    for section in ("fixed_budget", "fixed_confidence"):
+        if section not in data:
+            raise ValueError(f"{path}: no [{section}] section")
+    check_weights(data["fixed_budget"]["weights"])
+    return data
+
+
+#: the shipped parameters (:data:`FITTED_PATH`).
+FITTED: dict[str, Any] = load_fitted()
+
+
+class ZeroShot(top_two.TopTwo):
+    """One learned agent for every instance: any n, k, batch model, reward law, setting.
+
+    Fixed budget (:mod:`agents.zero_shot.index`): blocks of pulls chosen by a score with
+    :data:`~agents.zero_shot.index.N_WEIGHTS` fitted weights, the logarithm of the Gaussian
+    knowledge gradient KG* (Frazier, Powell & Dayanik 2008, eq. (16); Frazier & Powell
+    2010) on an empirical-Bayes normal posterior (the prior's mean and variance estimated
+    across arms by the method of moments, Efron & Morris 1975) plus fitted terms in the
+    arm's distance to the top-k boundary, its posterior spread and its share of the batch;
+    each (b, r)-batch is filled pull by pull on a fantasy posterior (the kriging believer
+    of Ginsbourger, Le Riche & Carraro 2010). Answer: the posterior top k. The weights are
+    fitted by the cross-entropy method (Rubinstein & Kroese 2004) on the episodes of
+    :mod:`agents.zero_shot.generator`, as the policy search of Zhang, Jain & Jamieson
+    ("Learning to Actively Learn: A Robust Approach", arXiv:2010.15382), but over a
+    generator of many families instead of one prior.
+
+    Fixed confidence: a Top-Two sampling rule (:mod:`agents.glr.top_two`: leader,
+    transportation-cost challenger, leader probability) whose leader rule and leader
+    probability are the fitted ones, stopped by the GLR rule of
+    :mod:`agents.glr.stopping`. **Guarantee**: with ``threshold="gk2016"`` (Garivier &
+    Kaufmann 2016, Theorem 10) or ``"kk2021"`` (Gaussian rewards; Kaufmann & Koolen 2021,
+    Theorem 9) the GLR stop is delta-correct on every instance whatever the sampling rule,
+    so whatever was fitted; with the default ``"log"`` (the threshold of the papers'
+    experiments and of the suite's other GLR agents) it carries no proof, as for them
+    (``delta-calibration`` measures the error it delivers).
+
+    Args:
+        delta: the confidence parameter of fixed confidence, in (0, 1).
+        threshold: the GLR threshold (``"log"``, ``"gk2016"``, ``"kk2021"``).
+        weights: the fixed-budget score's weights (default: the fitted ones), a sequence
+            or a mapping by :data:`~agents.zero_shot.index.WEIGHT_NAMES`.
+        leader: fixed confidence's leader rule, ``"eb"`` or ``"ts"`` (default: fitted).
+        beta: fixed confidence's leader probability (default: fitted).
+        block: fixed budget where batches are free: a block is ``max(b, pulls left //
+            block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; 1 decides every
+            pull).
+        seed: seeds ties, blocks' first pulls and the Top-Two coins.
+
+    Settings: fixed budget (a pull budget or ``max_batches``, any ``batch_size`` and
+    ``repeat_limit``) and fixed confidence; Bernoulli, categorical (rewards in [0, 1])
+    and Gaussian rewards (the env's sigma).
+    """
+
+    name = "zero_shot"
+    settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+
+    def __init__(
+        self,
+        delta: float = 0.1,
+        threshold: str = "log",
+        *,
+        weights: Any = None,
+        leader: str | None = None,
+        beta: float | None = None,
+        block: int = index.BLOCK,
+        seed: int | None = None,
+    ) -> None:
+        fc = FITTED["fixed_confidence"]
+        leader = fc["leader"] if leader is None else leader
+        if leader not in LEADERS:
+            raise ValueError(f"leader={leader!r} must be one of {sorted(LEADERS)}")
+        beta = float(fc["beta"]) if beta is None else beta
+        super().__init__(
+            delta=delta,
+            threshold=threshold,
+            beta=beta,
+            tracking=bool(fc.get("tracking", True)),
+            forced=bool(fc.get("forced", True)),
+            seed=seed,
+        )
+        self.leader_name = leader
+        self.leader = LEADERS[leader]
+        self.weights = check_weights(
+            FITTED["fixed_budget"]["weights"] if weights is None else weights
+        )
+        if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
+            raise ValueError(f"block={block!r} must be an integer >= 1 (pulls left per block)")
+        self.block = int(block)
+
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        """Start an episode: the fixed-budget kernel or the Top-Two one, by the setting."""
+        if getattr(problem, "setting", None) == FIXED_BUDGET:
+            self.kernel = index.run
+            self.episode_kernel = _FAST_PATH
+        else:
+            self.__dict__.pop("kernel", None)
+            self.__dict__.pop("episode_kernel", None)
+        super().reset(problem, seed=seed)
+
+    def params(self) -> np.ndarray:
+        if self.problem.setting == FIXED_BUDGET:
+            gauss = self.problem.distribution == "gaussian"
+            sigma = float(self.problem.sigma) if gauss else 0.0
+            return np.array([1.0 if gauss else 0.0, sigma, float(self.block), *self.weights])
+        return super().params()
+
+    def current_answer(self) -> np.ndarray:
+        """Fixed budget: the posterior top k; fixed confidence: the empirical top k."""
+        if self.problem.setting != FIXED_BUDGET:
+            return super().current_answer()
+        p = self.params()
+        return compiled_call(
+            index.top_k,
+            self.counts,
+            self.means,
+            bool(p[index.P_GAUSS] > 0),
+            float(p[index.P_SIGMA]),
+            float(self.weights[5]),
+            int(self.problem.k),
+            self.rng,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ZeroShot(delta={self.delta}, threshold={self.threshold!r}, "
+            f"leader={self.leader_name!r}, beta={self.beta}, weights={list(self.weights)})"
+        )
