@@ -456,3 +456,14 @@ def test_a_results_directory_through_the_cli(tmp_path, capsys):
     # the same directory twice is refused, naming the experiment
     with pytest.raises(zs.ReportError, match="zhou2014-fig1-lite"):
         zs.main([str(tmp_path / "fig1"), str(tmp_path / "fig1")])
+
+
+def test_means_and_tests_use_only_the_runs_zero_shot_played():
+    """An agent with extra runs (an interrupted, larger run) is judged on zero-shot's runs:
+    B is better on its extra runs only, so it must not be chosen as the best."""
+    df = frame({"A": const(1.0), "B": lambda i, r, rng: 2.0 if r < RUNS else 0.0, ZS: const(1.5)})
+    extra = frame({"B": const(0.0)}, runs=3 * RUNS)
+    extra = extra[extra["run"] >= RUNS]
+    table = zs.report({"zhou2014-fig1": pd.concat([df, extra], ignore_index=True)})
+    assert set(table["suite_best"]) == {"A"}
+    assert set(table["n"]) == {RUNS}

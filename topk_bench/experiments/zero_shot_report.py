@@ -302,6 +302,9 @@ def _experiment_rows(
                 f"a point may hold at most one"
             )
         zero = zeros[0]
+        # the runs zero-shot played: every mean and test below is over the same episodes
+        wide = wide[wide[zero].notna()]
+        present = [a for a in present if wide[a].notna().any()]
         z = wide[zero].to_numpy(dtype=float)
         means = {a: float(np.nanmean(wide[a].to_numpy(dtype=float))) for a in present}
         others = [a for a in present if a != zero]
