@@ -184,3 +184,29 @@ def test_generator_is_reproducible_and_within_its_ranges() -> None:
         assert (spec.budget is None) != (spec.max_batches is None) or spec.budget is not None
         means = spec.means(np.random.default_rng(0))
         assert means.shape == (spec.n,) and np.all((means >= 0) & (means <= 1))
+
+
+def test_the_fit_runs_end_to_end_and_writes_loadable_parameters(tmp_path) -> None:
+    """A tiny fit (2 problems, one generation of 2 candidates; a 2-problem grid) writes a
+    ``fitted.toml`` that loads, with the history of the generation means' losses."""
+    from agents.zero_shot import fit
+
+    budget = fit.fit_budget(
+        seed=3,
+        problems=2,
+        per_problem=1,
+        iterations=1,
+        population=2,
+        elite=1,
+        jobs=1,
+        log=lambda *_: None,
+    )
+    assert len(budget["history"]) == 2 and budget["loss"] == min(budget["history"])
+    confidence = fit.fit_confidence(seed=3, problems=2, runs=1, jobs=1, log=lambda *_: None)
+    assert confidence["leader"] in ("eb", "ts") and 0 < confidence["beta"] < 1
+    path = tmp_path / "fitted.toml"
+    fit.write(path, budget, confidence, {"seed": 3})
+    data = load_fitted(path)
+    assert data["seed"] == 3
+    assert list(data["fixed_budget"]["weights"]) == budget["weights"]
+    ZeroShot(weights=data["fixed_budget"]["weights"])

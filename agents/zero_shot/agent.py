@@ -101,8 +101,8 @@ class ZeroShot(top_two.TopTwo):
         leader: fixed confidence's leader rule, ``"eb"`` or ``"ts"`` (default: fitted).
         beta: fixed confidence's leader probability (default: fitted).
         block: fixed budget where batches are free: a block is ``max(b, pulls left //
-            block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; 1 decides every
-            pull).
+            block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; a value above the
+            budget decides every pull).
         seed: seeds ties, blocks' first pulls and the Top-Two coins.
 
     Settings: fixed budget (a pull budget or ``max_batches``, any ``batch_size`` and
