@@ -116,15 +116,25 @@ def log_f_neg(u):
 
 
 @numba.njit(cache=True, _nrt=False)
-def log_kg_star(d, noise, neff, look):
-    """``log KG*`` of an arm at distance ``d`` from its boundary, per-pull variance ``noise``
-    and ``neff`` pulls' worth of posterior (prior included): the max over ``m`` in 1, 4,
-    16, ... (``<= look``, and ``look`` itself) of ``log(KG_m / m)`` (module docstring)."""
+def _log_kg_normal(m, d, noise, neff):
+    """``log(KG_m / m)`` in the normal form (module docstring)."""
+    t = math.sqrt(noise * m / (neff * (neff + m)))
+    return math.log(t) + log_f_neg(d / t) - math.log(m)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _log_kg_max(d, noise, neff, look, exact, a, b, c, now):
+    """The max over ``m`` in 1, 4, 16, ... (``<= look``, and ``look``) of ``log(KG_m / m)``:
+    exact on ``Beta(a, b)`` for ``m <= exact``, the normal form beyond; the scan stops one
+    unit of log below the best value (past the peak)."""
     best = -np.inf
     m = 1
     while True:
-        t = math.sqrt(noise * m / (neff * (neff + m)))
-        v = math.log(t) + log_f_neg(d / t) - math.log(m)
+        if m <= exact:
+            g = kg_gain(a, b, c, now, m)
+            v = math.log(g / m) if g > 0.0 else -np.inf
+        else:
+            v = _log_kg_normal(m, d, noise, neff)
         if v > best:
             best = v
         elif v < best - 1.0:
@@ -133,6 +143,14 @@ def log_kg_star(d, noise, neff, look):
             break
         m = 4 * m if 4 * m <= look else look
     return best
+
+
+@numba.njit(cache=True, _nrt=False)
+def log_kg_star(d, noise, neff, look):
+    """``log KG*`` of an arm at distance ``d`` from its boundary, per-pull variance ``noise``
+    and ``neff`` pulls' worth of posterior (prior included): the max over ``m`` in 1, 4,
+    16, ... (``<= look``, and ``look`` itself) of ``log(KG_m / m)`` (module docstring)."""
+    return _log_kg_max(d, noise, neff, look, 0, 0.0, 0.0, 0.0, 0.0)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -187,25 +205,9 @@ def log_kg_star_beta(mu, c, neff, look):
     now = max(mu, c)
     noise = max(mu * (1.0 - mu), 0.25 / (neff + 1.0)) * neff / (neff + 1.0)
     d = abs(mu - c)
-    best = -np.inf
-    m = 1
-    while True:
-        if m <= EXACT:
-            g = kg_gain(a, b, c, now, m)
-            v = math.log(g / m) if g > 0.0 else -np.inf
-        else:
-            t = math.sqrt(noise * m / (neff * (neff + m)))
-            v = math.log(t) + log_f_neg(d / t) - math.log(m)
-        if v > best:
-            best = v
-        elif v < best - 1.0:
-            break  # past the peak
-        if m >= look:
-            break
-        m = 4 * m if 4 * m <= look else look
+    best = _log_kg_max(d, noise, neff, look, EXACT, a, b, c, now)
     if best == -np.inf:  # no outcome of up to look pulls moves the arm across c
-        t = math.sqrt(noise * look / (neff * (neff + look)))
-        best = math.log(t) + log_f_neg(d / t) - math.log(look)
+        best = _log_kg_normal(look, d, noise, neff)
     return best
 
 
