@@ -2,6 +2,14 @@
 
     python benchmarks/rl_throughput.py                        # both presets, 1/8/64 envs
     python benchmarks/rl_throughput.py --presets batch --num-envs 8 --timesteps 8192
+    python benchmarks/rl_throughput.py --fast one-pull,batch-budget   # fast path vs SB3
+
+``--fast PRESETS`` prints only the side-by-side table of the fast path
+(:mod:`agents.learned.fast`, PPO and A2C with their defaults) against the
+stable-baselines3 path as ``topk-bench train`` runs it by default (PPO, arm-set
+policy, 8 native envs, ``ALGO_DEFAULTS``), on the same preset in one run: environment
+steps per CPU-second of this process, start-up excluded (the SB3 rate after a warm-up
+update; the fast rate over its training loop, network and envs built), and the ratio.
 
 For each preset (``agents.learned.families.PRESETS``), number of parallel envs and backend it
 trains PPO (``agents.learned.training.train``, the arm-set policy, one torch thread, CPU) for
@@ -63,6 +71,52 @@ def ppo_rate(
     return steps / wall, steps / cpu
 
 
+def sb3_default_rate(preset: str, timesteps: int) -> float:
+    """CPU steps per second of ``topk-bench train``'s default SB3 PPO (8 envs), warm-up excluded."""
+    env_id, kwargs = PRESETS[preset]
+    warm = train(TrainConfig(env_id, kwargs, total_timesteps=2048, eval_episodes=0), log=None)
+    model = warm.model
+    cpu = time.process_time()
+    model.learn(total_timesteps=timesteps, reset_num_timesteps=False)
+    steps = model.num_timesteps - 2048
+    rate = steps / (time.process_time() - cpu)
+    model.get_env().close()
+    return rate
+
+
+def fast_default_rate(preset: str, algo: str, timesteps: int) -> float:
+    """CPU steps per second of the fast path with its defaults (its training loop)."""
+    from agents.learned.fast import FastConfig, fast_train
+
+    result = fast_train(
+        FastConfig(preset, algo=algo, total_timesteps=timesteps, eval_episodes=0), log=None
+    )
+    info = result.metadata["training"]
+    return info["timesteps"] / info["cpu_seconds"]
+
+
+def fast_table(presets: list[str], sb3_steps: int, fast_steps: int) -> list[dict]:
+    """The side-by-side table of ``--fast`` (printed as it goes)."""
+    print(
+        f"env steps per CPU-second: SB3 PPO as topk-bench train runs it ({sb3_steps:,} steps "
+        f"after a warm-up update) vs the fast path's defaults ({fast_steps:,} steps)"
+    )
+    print("| preset | SB3 PPO | fast PPO | fast A2C | fast PPO / SB3 | fast A2C / SB3 |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    rows = []
+    for preset in presets:
+        sb3 = sb3_default_rate(preset, sb3_steps)
+        ppo = fast_default_rate(preset, "ppo", fast_steps)
+        a2c = fast_default_rate(preset, "a2c", fast_steps)
+        rows.append({"preset": preset, "sb3": sb3, "fast_ppo": ppo, "fast_a2c": a2c})
+        print(
+            f"| {preset} | {sb3:,.0f} | {ppo:,.0f} | {a2c:,.0f} | {ppo / sb3:.0f}x | "
+            f"{a2c / sb3:.0f}x |",
+            flush=True,
+        )
+    return rows
+
+
 def env_rate(preset: str, num_envs: int, backend: str, timesteps: int) -> tuple[float, float]:
     """(wall, CPU) steps per second of the VecEnv alone, random valid actions."""
     env_id, kwargs = PRESETS[preset]
@@ -93,8 +147,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument(
         "--env-steps", type=int, default=64_000, help="steps per cell of the env-only table"
     )
+    parser.add_argument(
+        "--fast",
+        default=None,
+        metavar="PRESETS",
+        help="only the fast path vs SB3 table, on these comma-separated presets",
+    )
+    parser.add_argument("--sb3-steps", type=int, default=20_480, help="--fast: SB3 steps")
+    parser.add_argument("--fast-steps", type=int, default=4_194_304, help="--fast: fast steps")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.fast:
+        return fast_table(args.fast.split(","), args.sb3_steps, args.fast_steps)
     presets = args.presets.split(",")
     sizes = [int(x) for x in args.num_envs.split(",")]
     backends = args.backends.split(",")

@@ -17,6 +17,7 @@ One concern per module, imported in this order (each imports only modules above 
 | ``imitation`` | DAgger: fit a policy to a prior-aware teacher (KG*, the exact DP) | torch, SB3 |
 | ``exact`` | a trained policy as a level policy (``agents.bayesian.exact`` evaluates it) | torch |
 | ``training`` | ``train``, ``TrainResult`` | torch, SB3 |
+| ``fast`` | the fast path: ``fast_train``, ``FastConfig`` (PPO, A2C, native envs) | torch, SB3 |
 | ``cli`` | ``add_train_arguments``, ``train_from_args`` | torch, SB3 |
 
 "-": numpy and Gymnasium only. Importing this package (or ``agents``) loads only the

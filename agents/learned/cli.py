@@ -16,9 +16,25 @@ import gymnasium as gym
 
 from agents.learned.algos import ALGOS
 from agents.learned.evaluation import TABLE_HEADER, Summary, compare
-from agents.learned.families import PRESETS, preset_kwargs, training_kwargs
-from agents.learned.training import TrainConfig, TrainResult, train
+from agents.learned.families import (
+    PRESETS,
+    preset_kwargs,
+    training_kwargs,
+)
+from agents.learned.fast import fast_train
+from agents.learned.training import TrainConfig, train
 from agents.registry import available, make
+
+#: The default training steps of the SB3 path and of the fast path.
+SB3_TIMESTEPS = 20_000
+FAST_TIMESTEPS = 20_000_000
+#: Options the fast path does not take, with their defaults (a changed one is refused).
+_NOT_FAST = {
+    "policy": None,
+    "backend": "auto",
+    "sample": "auto",
+    "keep_best": False,
+}
 
 __all__ = [
     "add_train_arguments",
@@ -51,8 +67,21 @@ def add_train_arguments(parser: Any) -> Any:
         default=None,
         help="default: arm-set (PPO/A2C), mlp (DQN)",
     )
-    parser.add_argument("--timesteps", type=int, default=20_000, help="training steps (all envs)")
-    parser.add_argument("--num-envs", type=int, default=8)
+    parser.add_argument(
+        "--fast",
+        action="store_true",
+        help="the fast path (agents.learned.fast): PPO or A2C over a native vector env with "
+        "a cheap arm-set network; the family's Beta prior and the posterior reward by default",
+    )
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        help=f"training steps (all envs; default {SB3_TIMESTEPS:,}, --fast {FAST_TIMESTEPS:,})",
+    )
+    parser.add_argument(
+        "--num-envs", type=int, default=None, help="parallel envs (default 8, --fast 4096)"
+    )
     parser.add_argument("--backend", choices=["auto", "native", "sync", "dummy"], default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -75,14 +104,21 @@ def add_train_arguments(parser: Any) -> Any:
         default=None,
         metavar=("A", "B"),
         help="the family's means are drawn from Beta(A, B) and the policy knows it: "
-        "post_* features allowed, answers with the posterior top k",
+        "post_* features allowed, answers with the posterior top k (--fast: the family's "
+        "own Beta prior by default)",
+    )
+    parser.add_argument(
+        "--no-prior",
+        action="store_true",
+        help="--fast: do not give the policy the family's prior (counts and means only)",
     )
     parser.add_argument(
         "--reward",
         choices=["env", "posterior"],
-        default="env",
+        default=None,
         help="training reward: the env's terminal reward, or the change of the posterior "
-        "top-k value at every step (needs --prior)",
+        "top-k value at every step (needs a prior; default env, --fast posterior when the "
+        "policy knows a prior and the task scores the aggregate regret)",
     )
     parser.add_argument(
         "--sample",
@@ -93,7 +129,10 @@ def add_train_arguments(parser: Any) -> Any:
     )
     parser.add_argument("--eval-every", type=int, default=None, help="steps between evaluations")
     parser.add_argument(
-        "--eval-episodes", type=int, default=100, help="validation episodes per evaluation"
+        "--eval-episodes",
+        type=int,
+        default=None,
+        help="validation episodes per evaluation (default 100, --fast 1000)",
     )
     parser.add_argument("--max-seconds", type=float, default=None, help="wall-clock limit")
     parser.add_argument("--max-cpu-seconds", type=float, default=None, help="CPU-time limit")
@@ -150,13 +189,24 @@ def parse_env(items: Iterable[str]) -> dict[str, Any]:
     return out
 
 
-def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> TrainResult:
-    """Run :func:`train` with the options of :func:`add_train_arguments`.
+def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> Any:
+    """Run :func:`train` (or, with ``--fast``, :func:`~agents.learned.fast.fast_train`).
 
     With ``--compare``, then play the trained policy and the named scripted agents on
     the same ``--test-episodes`` held-out seeds (:func:`compare_from_args`).
     """
     env_id, env_kwargs = check_train_args(args)
+    if getattr(args, "fast", False):
+        result = fast_train(fast_config_from_args(args, env_id, env_kwargs), log=log)
+        if getattr(args, "compare", ""):
+            compare_from_args(args, result, log)
+        return result
+    if getattr(args, "no_prior", False):
+        raise ValueError("--no-prior is an option of --fast (the SB3 path has no prior by default)")
+    args.timesteps = SB3_TIMESTEPS if args.timesteps is None else args.timesteps
+    args.num_envs = 8 if args.num_envs is None else args.num_envs
+    args.reward = args.reward or "env"
+    args.eval_episodes = 100 if args.eval_episodes is None else args.eval_episodes
     policy = args.policy or ("mlp" if args.algo == "dqn" else "arm-set")
     obs_options = {"features": args.features.split(",")} if args.features else None
     config = TrainConfig(
@@ -188,8 +238,58 @@ def train_from_args(args: Any, log: Callable[[str], None] | None = print) -> Tra
     return result
 
 
+def fast_config_from_args(args: Any, env_id: str, env_kwargs: dict[str, Any]) -> Any:
+    """The :class:`~agents.learned.fast.FastConfig` of ``--fast`` and the options that apply.
+
+    ``--algo`` is ``ppo`` or ``a2c``; ``--algo-kwargs`` sets :class:`FastConfig` fields
+    (e.g. ``{"learning_rate": 3e-4, "gamma": 0.9}``). The policy knows the family's
+    Beta prior (:func:`~agents.learned.families.family_prior`) unless ``--no-prior`` or
+    ``--prior A B`` says otherwise, and trains on the posterior reward when it knows a
+    prior and the task scores the aggregate regret (a fixed budget), unless
+    ``--reward env``. An option of the SB3
+    path only (``--policy``, ``--backend``, ``--sample``, ``--keep-best``) is a
+    ``ValueError`` naming it.
+    """
+    from agents.learned.fast import FAST_ALGOS, FastConfig
+
+    for name, default in _NOT_FAST.items():
+        if getattr(args, name, default) != default:
+            raise ValueError(
+                f"--{name.replace('_', '-')} is an option of the SB3 path, not of --fast"
+            )
+    if args.algo not in FAST_ALGOS:
+        raise ValueError(f"--algo {args.algo}: --fast trains {' or '.join(FAST_ALGOS)}")
+    if args.no_prior and args.prior:
+        raise ValueError("--no-prior and --prior A B contradict each other")
+    prior: Any = None if args.no_prior else (tuple(args.prior) if args.prior else "auto")
+    known = set(FastConfig.__dataclass_fields__)
+    extra = dict(args.algo_kwargs or {})
+    unknown = sorted(set(extra) - known)
+    if unknown:
+        raise ValueError(f"--algo-kwargs {unknown}: not FastConfig fields ({sorted(known)})")
+    return FastConfig(
+        env_id,
+        env_kwargs,
+        algo=args.algo,
+        total_timesteps=FAST_TIMESTEPS if args.timesteps is None else args.timesteps,
+        seed=args.seed,
+        reward=args.reward or "auto",
+        reward_scale=args.reward_scale,
+        prior=prior,
+        features=tuple(args.features.split(",")) if args.features else None,
+        eval_every=args.eval_every,
+        eval_episodes=1000 if args.eval_episodes is None else args.eval_episodes,
+        max_cpu_seconds=args.max_cpu_seconds,
+        max_seconds=args.max_seconds,
+        save_path=args.out,
+        progress_bar=args.progress,
+        **({} if args.num_envs is None else {"num_envs": args.num_envs}),
+        **extra,
+    )
+
+
 def compare_from_args(
-    args: Any, result: TrainResult, log: Callable[[str], None] | None = print
+    args: Any, result: Any, log: Callable[[str], None] | None = print
 ) -> list[Summary]:
     """``--compare``: the trained policy and the scripted agents on the same held-out episodes.
 

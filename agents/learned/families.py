@@ -27,6 +27,7 @@ __all__ = [
     "Task",
     "episode_score",
     "evaluation_env",
+    "family_prior",
     "preset_kwargs",
     "reference_agents",
     "reference_label",
@@ -229,6 +230,20 @@ LADDER: dict[str, Task] = {
         ),
     )
 }
+
+
+def family_prior(env_kwargs: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The Beta prior ``(a, b)`` a family draws its Bernoulli means from, or ``None``.
+
+    A family has one when its instance is ``"beta-random"`` (its ``a``, ``b``, default
+    Beta(5, 5)) and its rewards are Bernoulli (the default distribution).
+    """
+    if env_kwargs.get("instance") != "beta-random":
+        return None
+    if env_kwargs.get("distribution", "bernoulli") != "bernoulli":
+        return None
+    params = dict(env_kwargs.get("instance_params") or {})
+    return float(params.get("a", 5.0)), float(params.get("b", 5.0))
 
 
 def reference_agents(task: Task) -> list[tuple[str, dict[str, Any]]]:

@@ -1,0 +1,315 @@
+"""Rollouts of a :class:`~agents.learned.fast.network.FastArmSetNet` on a native vector env.
+
+The native vector envs (``gym.make_vec(..., vectorization_mode="vector_entry_point")``,
+``autoreset_mode="SameStep"``) step thousands of episodes with whole-array NumPy calls;
+the observation goes through the policy's
+:class:`~bandit_envs.wrappers.FlatObservation` once per step for all envs, and the
+network runs once per step on all of them. No per-env Python object is made, so the
+network is the only cost that grows with the number of steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from agents.learned.families import episode_score
+from agents.learned.fast.network import FastArmSetNet
+from agents.learned.vec_env import expected_value_gain
+from bandit_envs.wrappers import FlatObservation
+
+__all__ = ["ActionLaw", "Rollout", "Rollouts", "play_scores", "posterior_answer_scores"]
+
+
+class ActionLaw:
+    """The action distribution of an arm-set network's logits.
+
+    ``Discrete`` (``TopK-v0``): one categorical over ``n`` (or ``n + 1``) logits;
+    ``MultiDiscrete([r + 1] * n)`` (``TopK-Batch-v0``): one categorical per arm over
+    its ``r + 1`` arm-major logits (as SB3's ``MultiCategoricalDistribution``).
+    """
+
+    def __init__(self, n_arms: int, logits_per_arm: int, stop: bool) -> None:
+        self.n_arms, self.per_arm, self.stop = n_arms, logits_per_arm, stop
+        self.multi = logits_per_arm > 1
+
+    def _log_probs(self, logits: torch.Tensor) -> torch.Tensor:
+        if self.multi:
+            logits = logits.reshape(logits.shape[0], self.n_arms, self.per_arm)
+        return torch.log_softmax(logits, dim=-1)
+
+    def sample(self, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Actions ``(B,)`` or ``(B, n)`` by the Gumbel-max trick."""
+        if self.multi:
+            logits = logits.reshape(logits.shape[0], self.n_arms, self.per_arm)
+        u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
+        return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
+
+    def mode(self, logits: torch.Tensor) -> torch.Tensor:
+        """The most likely actions (SB3's ``deterministic=True``)."""
+        if self.multi:
+            logits = logits.reshape(logits.shape[0], self.n_arms, self.per_arm)
+        return logits.argmax(dim=-1)
+
+    def log_prob_entropy(
+        self, logits: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``log pi(a)`` and the entropy, per row (summed over arms for a batch action)."""
+        logp = self._log_probs(logits)
+        chosen = logp.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+        entropy = -(logp.exp() * logp).sum(-1)
+        if self.multi:
+            return chosen.sum(-1), entropy.sum(-1)
+        return chosen, entropy
+
+
+@dataclass
+class Rollout:
+    """``n_steps x num_envs`` transitions (time-major), with their GAE advantages."""
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+
+def _stack(rows: Any) -> dict[str, np.ndarray]:
+    """An object array of observation dicts as a dict of stacked arrays."""
+    return {key: np.stack([row[key] for row in rows]) for key in rows[0]}
+
+
+def posterior_answer_scores(
+    env_kwargs: Mapping[str, Any],
+    final_obs: Mapping[str, np.ndarray],
+    true_means: np.ndarray,
+    prior: tuple[float, float],
+    batches: np.ndarray,
+) -> np.ndarray:
+    """The task's score of episodes answered with the posterior top k (Beta prior)."""
+    k = int(env_kwargs["k"])
+    a, b = prior
+    counts = np.asarray(final_obs["counts"], dtype=np.float64)
+    post = (a + np.rint(np.asarray(final_obs["means"]) * counts)) / (a + b + counts)
+    answer = np.argsort(-post, axis=1, kind="stable")[:, :k]
+    best = np.sort(true_means, axis=1)[:, -k:]
+    chosen = np.take_along_axis(true_means, answer, axis=1)
+    regret = (best.sum(1) - chosen.sum(1)) / k
+    top = np.argsort(-true_means, axis=1, kind="stable")[:, :k]
+    missed = np.array(
+        [set(x) != set(y) for x, y in zip(answer.tolist(), top.tolist(), strict=True)]
+    )
+    return episode_score(env_kwargs, regret, missed, batches)
+
+
+class Rollouts:
+    """Collects rollouts from ``num_envs`` native vector envs of one training family.
+
+    Args:
+        env_id: ``"TopK-v0"`` or ``"TopK-Batch-v0"``.
+        env_kwargs: the family's checked kwargs.
+        transform: the policy's observation.
+        num_envs: episodes stepped together.
+        seed: the envs' first reset (then their own stream).
+        reward: ``"env"`` or ``"posterior"`` (the change of the posterior top-k value,
+            :class:`~agents.learned.vec_env.VecPosteriorReward`'s reward; needs ``prior``).
+        reward_scale: rewards are multiplied by this.
+        prior: the family's Beta prior (scoring and the posterior reward).
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        env_kwargs: Mapping[str, Any],
+        transform: FlatObservation,
+        num_envs: int,
+        seed: int,
+        *,
+        reward: str = "env",
+        reward_scale: float = 1.0,
+        prior: tuple[float, float] | None = None,
+    ) -> None:
+        self.env_kwargs = dict(env_kwargs)
+        self.venv = gym.make_vec(
+            env_id,
+            num_envs=num_envs,
+            vectorization_mode="vector_entry_point",
+            autoreset_mode="SameStep",
+            **self.env_kwargs,
+        )
+        self.transform, self.num_envs = transform, num_envs
+        self.reward, self.reward_scale, self.prior = reward, reward_scale, prior
+        if reward == "posterior" and prior is None:
+            raise ValueError("reward='posterior' needs prior=(a, b)")
+        self.k = int(self.env_kwargs["k"])
+        self._raw, _ = self.venv.reset(seed=seed)
+        self.scores: list[float] = []  # the task's score of every finished episode
+
+    def close(self) -> None:
+        """Close the vector env."""
+        self.venv.close()
+
+    def _flat(self, raw: Mapping[str, np.ndarray]) -> torch.Tensor:
+        return torch.from_numpy(self.transform(raw).astype(np.float32, copy=False))
+
+    def _finish(self, info: Mapping[str, Any], ended: np.ndarray) -> None:
+        """Record the scores of the episodes that ended this step."""
+        final = info["final_info"]
+        rows = np.flatnonzero(ended)
+        batches = np.asarray(final["batches"])[rows]
+        if self.prior is not None:
+            obs = _stack(info["final_obs"][rows])
+            scores = posterior_answer_scores(
+                self.env_kwargs, obs, np.asarray(final["means"])[rows], self.prior, batches
+            )
+        else:
+            scores = episode_score(
+                self.env_kwargs,
+                np.asarray(final["aggregate_regret"])[rows],
+                np.asarray(final["misidentified"])[rows],
+                batches,
+            )
+        self.scores.extend(np.asarray(scores, dtype=np.float64).tolist())
+
+    @torch.no_grad()
+    def stagger(self, net: Any, law: ActionLaw, horizon: int, generator: torch.Generator) -> int:
+        """Spread the envs over the phases of an episode; returns the steps taken.
+
+        Envs reset together are in the same step of their episodes, so every rollout
+        would show the policy one phase of an episode at a time (the start, then the
+        middle, ...), and the updates would chase that phase. Env ``i`` is restarted
+        at a uniform step ``o_i`` of ``horizon`` steps of ``net``'s play (not trained
+        on), so afterwards the envs are at uniform steps of their episodes.
+        """
+        offsets = torch.randint(0, horizon, (self.num_envs,), generator=generator).numpy()
+        for j in range(horizon):
+            mask = offsets == j
+            if mask.any():
+                fresh, _ = self.venv.reset(options={"reset_mask": mask})
+                self._raw = fresh
+            logits, _ = net(self._flat(self._raw))
+            self._raw, *_ = self.venv.step(law.sample(logits, generator).numpy())
+        return horizon * self.num_envs
+
+    @torch.no_grad()
+    def collect(
+        self,
+        net: FastArmSetNet,
+        law: ActionLaw,
+        n_steps: int,
+        gamma: float,
+        gae_lambda: float,
+        generator: torch.Generator,
+        forward: Any = None,
+    ) -> Rollout:
+        """``n_steps`` steps of every env under ``net``'s sampled actions, with GAE.
+
+        ``forward``: ``net`` compiled for a batch of ``num_envs`` observations (used for
+        the step's batch; ``net`` itself for the odd-sized ones).
+        """
+        forward = net if forward is None else forward
+        n, d = self.num_envs, self.transform.observation_space.shape[0]
+        obs = torch.empty((n_steps, n, d))
+        actions: list[torch.Tensor] = []
+        log_probs = torch.empty((n_steps, n))
+        values = torch.empty((n_steps, n))
+        rewards = torch.empty((n_steps, n))
+        ended = torch.empty((n_steps, n), dtype=torch.bool)
+        for t in range(n_steps):
+            obs[t] = self._flat(self._raw)
+            logits, value = forward(obs[t])
+            action = law.sample(logits, generator)
+            log_probs[t] = law.log_prob_entropy(logits, action)[0]
+            values[t] = value
+            actions.append(action)
+            before = self._raw
+            raw, reward, terminated, truncated, info = self.venv.step(action.numpy())
+            done = terminated | truncated
+            if self.reward == "posterior":
+                reward = self._posterior_reward(before, raw, info, done)
+            reward = torch.from_numpy(np.asarray(reward, dtype=np.float32) * self.reward_scale)
+            if truncated.any():  # bootstrap a truncated episode from its last observation
+                rows = np.flatnonzero(truncated)
+                last = self._flat(_stack(info["final_obs"][rows]))
+                reward[rows] += gamma * net(last)[1]
+            if done.any():
+                self._finish(info, done)
+            rewards[t] = reward
+            ended[t] = torch.from_numpy(done)
+            self._raw = raw
+        next_value = forward(self._flat(self._raw))[1]
+        advantages = torch.empty((n_steps, n))
+        running = torch.zeros(n)
+        for t in range(n_steps - 1, -1, -1):
+            live = (~ended[t]).float()
+            delta = rewards[t] + gamma * next_value * live - values[t]
+            running = delta + gamma * gae_lambda * live * running
+            advantages[t] = running
+            next_value = values[t]
+        return Rollout(
+            obs, torch.stack(actions), log_probs, values, advantages, advantages + values
+        )
+
+    def _posterior_reward(
+        self,
+        before: Mapping[str, np.ndarray],
+        after: Mapping[str, np.ndarray],
+        info: Mapping[str, Any],
+        done: np.ndarray,
+    ) -> np.ndarray:
+        """``E[Phi(s') - Phi(s)]`` of the pulls each env made (the posterior reward)."""
+        counts = np.array(after["counts"], dtype=np.int64)
+        rows = np.flatnonzero(done)
+        if rows.size:
+            counts[rows] = _stack(info["final_obs"][rows])["counts"]
+        assert self.prior is not None
+        pulls = counts - np.asarray(before["counts"], dtype=np.int64)
+        return np.asarray(
+            expected_value_gain(before["counts"], before["means"], pulls, self.prior, self.k)
+        )
+
+
+@torch.no_grad()
+def play_scores(
+    net: FastArmSetNet,
+    law: ActionLaw,
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    transform: FlatObservation,
+    episodes: int,
+    seed: int,
+    prior: tuple[float, float] | None = None,
+    deterministic: bool = True,
+) -> np.ndarray:
+    """The task's score of ``episodes`` episodes played by ``net``.
+
+    ``deterministic``: the most likely actions, else actions sampled from a generator
+    seeded with ``seed``. All episodes run at once on one vector env reset with
+    ``seed`` (so the same seed gives the same instances); an episode is answered by the
+    posterior top k with ``prior``.
+    """
+    rollouts = Rollouts(env_id, env_kwargs, transform, episodes, seed, prior=prior)
+    generator = torch.Generator().manual_seed(seed)
+    finished = np.zeros(episodes, dtype=bool)
+    scores = np.empty(episodes)
+    try:
+        while not finished.all():
+            logits, _ = net(rollouts._flat(rollouts._raw))
+            action = law.mode(logits) if deterministic else law.sample(logits, generator)
+            raw, _, terminated, truncated, info = rollouts.venv.step(action.numpy())
+            done = (terminated | truncated) & ~finished
+            if done.any():
+                rollouts.scores = []
+                rollouts._finish(info, done)
+                scores[done] = rollouts.scores
+                finished |= done
+            rollouts._raw = raw
+    finally:
+        rollouts.close()
+    return scores

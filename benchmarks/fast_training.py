@@ -1,0 +1,177 @@
+"""What the fast training path learns in a CPU budget, and what each of its choices buys.
+
+    python benchmarks/fast_training.py                                  # one-pull, 600 CPU-s
+    python benchmarks/fast_training.py --preset one-pull --cpu 600 \\
+        --variants default,env-reward,no-prior,a2c --episodes 2000 --out results/fast
+
+Each variant trains ``agents.learned.fast.fast_train`` on ``--preset`` for ``--cpu``
+CPU-seconds of this process (validation excluded), then plays the saved policy
+(``agents.make("ppo:PATH")``), ``uniform`` and the knowledge gradient given the family's
+prior (``kg`` with ``a``, ``b``) on the same ``--episodes`` held-out episodes of the
+family's benchmark form (:func:`agents.learned.evaluation.compare`'s seeds). It prints
+per variant the steps trained, the steps per CPU-second, the held-out mean score and the
+share of uniform's gap to KG it closes, ``(U - S) / (U - K)``, with a 95% interval from a
+paired bootstrap over the episodes; and writes the learning curves
+(``<out>/curves.json``) and the figure ``<out>/learning_curves.png``.
+
+Variants (each the fast path's defaults but for the change named):
+
+* ``default``: PPO, the family's Beta prior known (``post_*`` features, posterior answer),
+  the posterior reward;
+* ``env-reward``: the env's terminal reward instead of the posterior reward (ablation (a));
+* ``no-prior``: neither the prior's features nor its reward: counts and means, the env's
+  reward (ablation (b) with (a));
+* ``gamma-0.9``: the posterior reward with discount 0.9 (GAE lambda 0.8);
+* ``a2c``: A2C instead of PPO.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.learned.evaluation import TEST_SEED0, evaluate
+from agents.learned.families import PRESETS, evaluation_env, family_prior, training_kwargs
+from agents.learned.fast import FastConfig, fast_train
+from agents.registry import make
+
+#: Each variant's changes to FastConfig (the default: the family's prior, posterior reward).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "env-reward": {"reward": "env"},
+    "no-prior": {"prior": None, "reward": "env"},
+    "gamma-0.9": {"gamma": 0.9, "gae_lambda": 0.8},
+    "a2c": {"algo": "a2c"},
+}
+
+
+def _config(preset: str, variant: str, cpu: float, seed: int, out: Path) -> FastConfig:
+    return FastConfig(
+        preset,
+        total_timesteps=10**12,
+        max_cpu_seconds=cpu,
+        eval_every=2_000_000,
+        seed=seed,
+        save_path=out / f"{preset}-{variant}-s{seed}",
+        **VARIANTS[variant],
+    )
+
+
+def _scores(results: list[Any], score: str) -> np.ndarray:
+    return np.array(
+        [
+            getattr(r, "misidentified" if score == "misidentified" else "aggregate_regret")
+            for r in results
+        ],
+        dtype=float,
+    )
+
+
+def gap_closed(
+    u: np.ndarray, s: np.ndarray, k: np.ndarray, seed: int = 0
+) -> tuple[float, float, float]:
+    """``(U - S) / (U - K)`` and its 95% paired-bootstrap interval (2,000 resamples)."""
+    rng = np.random.default_rng(seed)
+    point = (u.mean() - s.mean()) / (u.mean() - k.mean())
+    idx = rng.integers(0, len(u), (2000, len(u)))
+    boot = (u[idx].mean(1) - s[idx].mean(1)) / (u[idx].mean(1) - k[idx].mean(1))
+    low, high = np.percentile(boot, [2.5, 97.5])
+    return float(point), float(low), float(high)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="one-pull")
+    parser.add_argument("--cpu", type=float, default=600.0, help="CPU-seconds per variant")
+    parser.add_argument("--variants", default="default,env-reward,no-prior")
+    parser.add_argument("--episodes", type=int, default=2000, help="held-out episodes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="results/fast-training")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env_id, kwargs = PRESETS[args.preset]
+    kwargs = training_kwargs(env_id, kwargs)
+    prior = family_prior(kwargs)
+    eid, ekw = evaluation_env(env_id, kwargs)
+    seeds = range(TEST_SEED0, TEST_SEED0 + args.episodes)
+    score = "misidentified" if kwargs.get("objective") == "misidentification" else "regret"
+    refs = {"uniform": make("uniform")}
+    if prior is not None:
+        refs["kg (prior)"] = make("kg", a=prior[0], b=prior[1])
+    ref_scores = {}
+    for label, agent in refs.items():
+        start = time.perf_counter()
+        ref_scores[label] = _scores(evaluate(agent, eid, ekw, seeds), score)
+        print(
+            f"{label}: {ref_scores[label].mean():.5f} ({time.perf_counter() - start:.0f}s)",
+            flush=True,
+        )
+    report: dict[str, Any] = {
+        "preset": args.preset,
+        "cpu": args.cpu,
+        "episodes": args.episodes,
+        "references": {k: float(v.mean()) for k, v in ref_scores.items()},
+        "variants": {},
+    }
+    print("| variant | steps | steps per CPU-s | held-out score | gap to KG closed [95%] |")
+    print("| --- | --- | --- | --- | --- |")
+    for variant in args.variants.split(","):
+        config = _config(args.preset, variant, args.cpu, args.seed, out)
+        result = fast_train(config, log=None)
+        info = result.metadata["training"]
+        agent = make(f"{config.algo}:{result.path}")
+        s = _scores(evaluate(agent, eid, ekw, seeds), score)
+        closed = (
+            gap_closed(ref_scores["uniform"], s, ref_scores["kg (prior)"])
+            if "kg (prior)" in ref_scores
+            else (float("nan"),) * 3
+        )
+        report["variants"][variant] = {
+            "timesteps": info["timesteps"],
+            "cpu_seconds": info["cpu_seconds"],
+            "score": float(s.mean()),
+            "gap_closed": closed,
+            "deterministic": result.metadata["policy_agent"]["deterministic"],
+            "curve": info["evaluations"],
+        }
+        print(
+            f"| {variant} | {info['timesteps']:,} | {info['timesteps'] / info['cpu_seconds']:,.0f} "
+            f"| {s.mean():.5f} | {closed[0]:.2f} [{closed[1]:.2f}, {closed[2]:.2f}] |",
+            flush=True,
+        )
+        (out / "curves.json").write_text(json.dumps(report, indent=1))
+    _plot(report, out / "learning_curves.png")
+    return report
+
+
+def _plot(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for variant, data in report["variants"].items():
+        curve = data["curve"]
+        x = [e["cpu_seconds"] for e in curve]
+        best = [min(e["deterministic"]["score"], e["sampled"]["score"]) for e in curve]
+        ax.plot(x, best, label=variant)
+    for label, value in report["references"].items():
+        ax.axhline(value, ls="--", color="grey" if label == "uniform" else "black", lw=1)
+        ax.annotate(label, (0, value), fontsize=8, va="bottom")
+    ax.set_xlabel("training CPU-seconds")
+    ax.set_ylabel("validation score (better play mode)")
+    ax.set_title(f"fast path on {report['preset']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The fast training path (agents.learned.fast): network, action law, rollouts, export, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents.learned.cli import add_train_arguments, fast_config_from_args, train_from_args
+from agents.learned.families import PRESETS, family_prior, training_kwargs
+from agents.learned.fast import FastConfig, fast_train
+from agents.learned.fast.network import NEVER
+from agents.learned.fast.rollout import ActionLaw, Rollouts, play_scores
+from agents.learned.fast.train import _network, _transform, episode_horizon, to_sb3
+from agents.runner import run_episode
+
+pytestmark = pytest.mark.xdist_group("fast-training")
+
+
+def _parts(preset: str, **over):
+    over.setdefault("eval_episodes", 0)
+    over.setdefault("compile", False)
+    config = FastConfig(preset, num_envs=16, n_steps=4, **over)
+    kwargs = training_kwargs(config.env_id, config.env_kwargs)
+    transform = _transform(config, kwargs)
+    net, law = _network(config, transform, kwargs)
+    return config, kwargs, transform, net, law
+
+
+@pytest.mark.parametrize(
+    ("preset", "over"),
+    [
+        ("one-pull", {}),
+        ("batch-budget", {"prior": (5, 5)}),
+        ("fixed-confidence", {"shared": True, "hidden": 8, "layers": 3}),
+    ],
+)
+def test_export_gives_the_same_policy_and_value(preset, over):
+    config, kwargs, transform, net, _ = _parts(preset, **over)
+    with torch.no_grad():  # non-trivial weights: the initial heads are near zero
+        for p in net.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    model = to_sb3(net, config, kwargs, transform)
+    obs = torch.from_numpy(
+        np.random.default_rng(0)
+        .uniform(-1, 1, (64, transform.observation_space.shape[0]))
+        .astype(np.float32)
+    )
+    with torch.no_grad():
+        logits, value = net(obs)
+        actor, critic = model.policy.mlp_extractor(obs)
+        theirs = model.policy.action_net(actor)
+        their_value = model.policy.value_net(critic).squeeze(-1)
+    if net.stop_head is None and theirs.shape[1] == logits.shape[1] + 1:
+        assert torch.all(theirs[:, -1] == NEVER)  # the fixed-budget stop, pinned off
+        theirs = theirs[:, :-1]
+    torch.testing.assert_close(theirs, logits, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(their_value, value, rtol=1e-5, atol=1e-5)
+
+
+def test_fixed_budget_offers_no_stop_and_fixed_confidence_does():
+    assert _parts("one-pull")[3].stop_head is None
+    fc = {"n_arms": 5, "k": 1, "setting": "fixed_confidence", "instance": "beta-random"}
+    config, kwargs, transform, net, law = _parts("TopK-v0", env_kwargs={**fc, "max_batches": 50})
+    assert net.stop_head is not None and law.stop
+    assert net(torch.zeros(2, transform.observation_space.shape[0]))[0].shape == (2, 6)
+
+
+@pytest.mark.parametrize("per_arm", [1, 6])
+def test_action_law_matches_torch_categorical(per_arm):
+    law = ActionLaw(5, per_arm, stop=False)
+    g = torch.Generator().manual_seed(1)
+    logits = torch.randn(7, 5 * per_arm, generator=g)
+    actions = law.sample(logits, g)
+    logp, entropy = law.log_prob_entropy(logits, actions)
+    if per_arm == 1:
+        dist = torch.distributions.Categorical(logits=logits)
+        want_logp, want_entropy = dist.log_prob(actions), dist.entropy()
+    else:
+        dist = torch.distributions.Categorical(logits=logits.reshape(7, 5, per_arm))
+        want_logp, want_entropy = dist.log_prob(actions).sum(-1), dist.entropy().sum(-1)
+    torch.testing.assert_close(logp, want_logp)
+    torch.testing.assert_close(entropy, want_entropy)
+    want_mode = logits.argmax(-1) if per_arm == 1 else logits.reshape(7, 5, per_arm).argmax(-1)
+    assert torch.equal(law.mode(logits), want_mode)
+
+
+def test_gumbel_sampling_follows_the_softmax():
+    """Each action's frequency lies within a 5-sigma binomial band of its probability."""
+    law = ActionLaw(4, 1, stop=False)
+    logits = torch.tensor([[0.0, 1.0, -1.0, 2.0]]).expand(40_000, 4)
+    counts = torch.bincount(law.sample(logits, torch.Generator().manual_seed(3)), minlength=4)
+    p = torch.softmax(logits[0], 0).numpy()
+    n = 40_000
+    assert np.all(np.abs(counts.numpy() - n * p) <= 5 * np.sqrt(n * p * (1 - p)))
+
+
+def test_stagger_spreads_the_envs_over_an_episode():
+    config, kwargs, transform, net, law = _parts("one-pull")
+    rollouts = Rollouts(config.env_id, kwargs, transform, 256, 0)
+    g = torch.Generator().manual_seed(0)
+    taken = rollouts.stagger(net, law, episode_horizon(kwargs), g)
+    assert taken == 256 * 200
+    pulls = rollouts._raw["counts"].sum(axis=1)
+    # env i restarted at a uniform step o_i: it has made 200 - o_i pulls (0 if o_i = 0
+    # ended it exactly), so the phases cover the episode
+    assert len(np.unique(pulls)) > 100
+    assert pulls.min() >= 0 and pulls.max() <= 200
+    rollouts.close()
+
+
+def test_rollout_advantages_are_gae_of_the_terminal_reward():
+    """With gamma = lambda = 1 the return of every step is the episode's reward to go."""
+    config, kwargs, transform, net, law = _parts("one-pull")
+    small = {**kwargs, "budget": 6, "n_arms": 3, "k": 1}
+    transform = _transform(config, small)
+    net, law = _network(config, transform, small)
+    rollouts = Rollouts("TopK-v0", small, transform, 5, 0, reward_scale=1.0)
+    rollout = rollouts.collect(net, law, 6, 1.0, 1.0, torch.Generator().manual_seed(0))
+    final = -np.array(rollouts.scores)  # one episode per env, ended at the last step
+    assert len(final) == 5
+    np.testing.assert_allclose(rollout.returns.numpy(), np.tile(final, (6, 1)), atol=1e-6)
+    rollouts.close()
+
+
+def test_tiny_training_saves_a_model_that_plays_as_trained(tmp_path):
+    path = tmp_path / "fast"
+    result = fast_train(
+        FastConfig(
+            "batch-budget",
+            total_timesteps=2_000,
+            num_envs=32,
+            n_steps=8,
+            eval_episodes=50,
+            compile=False,
+            save_path=path,
+            seed=3,
+        ),
+        log=None,
+    )
+    meta = json.loads((tmp_path / "fast.json").read_text())
+    assert meta["training"]["path"] == "fast"
+    assert meta["training"]["timesteps"] == result.metadata["training"]["timesteps"] >= 2_000
+    assert set(meta["training"]["evaluations"][-1]) >= {"deterministic", "sampled", "timesteps"}
+    agent = agents.make(f"ppo:{path}.zip")
+    env = gym.make("TopK-Batch-v0", **{**PRESETS["batch-budget"][1], "invalid_action": "project"})
+    obs, _ = env.reset(seed=0)
+    flat = torch.from_numpy(result.transform(obs)[None].astype(np.float32))
+    with torch.no_grad():
+        want = result.net(flat)[0].reshape(10, 6).argmax(-1).numpy()
+    played = result.model.predict(result.transform(obs), deterministic=True)[0]
+    np.testing.assert_array_equal(played, want)
+    episode = run_episode(env, agent, seed=0)
+    assert episode.pulls == 200 and 0 <= episode.aggregate_regret <= 1
+    scores = play_scores(
+        result.net,
+        ActionLaw(10, 6, False),
+        "TopK-Batch-v0",
+        training_kwargs("TopK-Batch-v0", PRESETS["batch-budget"][1]),
+        result.transform,
+        20,
+        0,
+    )
+    assert scores.shape == (20,) and np.all((scores >= 0) & (scores <= 1))
+
+
+def test_fast_config_refuses_bad_values():
+    with pytest.raises(ValueError, match="algo='dqn'"):
+        FastConfig("one-pull", algo="dqn")
+    with pytest.raises(ValueError, match="update_fraction=0"):
+        FastConfig("one-pull", update_fraction=0)
+    with pytest.raises(ValueError, match="reward='posterior' needs prior"):
+        FastConfig("one-pull", reward="posterior", prior=None)
+    with pytest.raises(ValueError, match="scores 'misidentified'"):
+        FastConfig("misid", reward="posterior")
+    with pytest.raises(ValueError, match="prior='flat'"):
+        FastConfig("one-pull", prior="flat")
+    with pytest.raises(ValueError, match="gamma=2"):
+        FastConfig("one-pull", gamma=2)
+    assert FastConfig("misid").reward == "env"  # auto: misidentification is not shaped
+    with pytest.raises(ValueError, match="needs action masks"):
+        FastConfig("batch-budget-pbp")
+    with pytest.raises(ValueError, match="num_envs=0"):
+        FastConfig("one-pull", num_envs=0)
+
+
+def test_family_prior():
+    assert family_prior(PRESETS["one-pull"][1]) == (5.0, 5.0)
+    assert family_prior({"instance": "jun2016-linear"}) is None
+    assert family_prior({"instance": "beta-random", "distribution": "gaussian"}) is None
+
+
+def _args(*argv):
+    return add_train_arguments(argparse.ArgumentParser()).parse_args(list(argv))
+
+
+def test_cli_fast_defaults_and_refusals():
+    args = _args("--preset", "one-pull", "--fast")
+    env_id, env_kwargs = PRESETS["one-pull"]
+    config = fast_config_from_args(args, env_id, env_kwargs)
+    assert (config.prior, config.reward, config.num_envs) == ((5.0, 5.0), "posterior", 4096)
+    assert (config.gamma, config.gae_lambda) == (0.9, 0.8)
+    plain = fast_config_from_args(_args("--fast", "--no-prior"), env_id, env_kwargs)
+    assert (plain.prior, plain.reward, plain.gamma) == (None, "env", 1.0)
+    tuned = fast_config_from_args(
+        _args("--fast", "--algo-kwargs", '{"gamma": 0.5}'), env_id, env_kwargs
+    )
+    assert tuned.gamma == 0.5
+    for argv, match in [
+        (("--fast", "--policy", "mlp"), "--policy is an option of the SB3 path"),
+        (("--fast", "--algo", "dqn"), "--fast trains ppo or a2c"),
+        (("--fast", "--algo-kwargs", '{"n_epochs": 3}'), "not FastConfig fields"),
+        (("--fast", "--no-prior", "--prior", "1", "1"), "contradict"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            fast_config_from_args(_args(*argv), env_id, env_kwargs)
+    with pytest.raises(ValueError, match="--no-prior is an option of --fast"):
+        train_from_args(_args("--preset", "one-pull", "--no-prior"), log=None)
