@@ -49,7 +49,8 @@ def test_config_loads_and_points_play_their_tasks_models() -> None:
     assert [p.label for p in exp.points] == list(LADDER)
     # the default models, then the shipped searches' tuned variants with their kwargs
     tuned = rl_tuning.shipped_tuned()
-    assert len(exp.train) == (27 + len(tuned)) * rl_baselines.SEEDS
+    fast = [s for s in exp.train if s.fast]
+    assert len(exp.train) == (27 + len(tuned)) * rl_baselines.SEEDS + len(fast)
     variants = [s for s in exp.train if s.model.endswith(rl_baselines.TUNED)]
     assert len(variants) == len(tuned) * rl_baselines.SEEDS
     for spec in variants:
@@ -57,7 +58,20 @@ def test_config_loads_and_points_play_their_tasks_models() -> None:
         assert spec.algo_kwargs == tuned[task, spec.algo], spec.model
     # every training is validated along the way: a learning curve, not an end point
     steps = rl_baselines.TIMESTEPS // rl_baselines.CURVE_POINTS
-    assert all(spec.eval_every == steps for spec in exp.train)
+    assert all(spec.eval_every == steps for spec in exp.train if not spec.fast)
+    # the fast rows: fast_ppo on every task (all are TopK-v0 / TopK-Batch-v0 families)
+    assert [s.model for s in fast] == [m for m, _, _ in rl_baselines.fast_runs()]
+    assert len(fast) == len(LADDER) * rl_baselines.SEEDS
+    for spec in fast:
+        m = rl_baselines._NAME.match(spec.model)
+        assert m["algo"] == rl_baselines.FAST_ALGO and spec.algo == "ppo"
+        assert spec.env_id == LADDER[m["task"]].env_id and spec.seed == int(m["seed"])
+        assert (spec.timesteps, spec.eval_every, spec.eval_episodes) == (
+            20_000_000,
+            4_000_000,
+            1000,
+        )
+        assert spec.num_envs == 4096 and spec.prior == "auto" and spec.reward == "auto"
     for point in exp.points:
         models = [a for a in point.agents if rl_baselines._NAME.match(a)]
         assert models and all(f"-{point.label}-s" in m for m in models)
@@ -157,8 +171,8 @@ def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> 
 
 def test_tuned_hyper_parameters_add_a_variant_and_nothing_else() -> None:
     tuned = {("one-pull", "ppo"): {"learning_rate": 1e-4, "policy_kwargs": {"hidden": 32}}}
-    cfg = rl_baselines.experiment_config(tuned=tuned)
-    base = rl_baselines.experiment_config(tuned={})
+    cfg = rl_baselines.experiment_config(tuned=tuned, fast=False)
+    base = rl_baselines.experiment_config(tuned={}, fast=False)
     extra = cfg["train"][len(base["train"]) :]
     assert cfg["train"][: len(base["train"])] == base["train"]
     assert [t["model"] for t in extra] == [f"ppo-one-pull-s{s}-tuned" for s in range(5)]
@@ -274,6 +288,51 @@ def test_mean_curve_interpolates_each_seed_within_its_own_range() -> None:
     assert c["low"].tolist() == pytest.approx([1.0, 0.5, 0.0, 1.0])
     assert c["high"].tolist() == pytest.approx([3.0, 2.0, 2 - 5 / 15, 1.0])
     assert c["n"].tolist() == [2, 2, 2, 1]
+
+
+def test_fast_rows_are_the_learned_algorithm_fast_ppo(tmp_path) -> None:
+    """A fast_ppo-TASK-sN model is a seed of the learned algorithm fast_ppo; its
+    sidecar's evaluations (both modes, no top-level score) make its learning curve."""
+    df = _frame(
+        {
+            "one-pull": {
+                "uniform": [0.05],
+                "kg (prior)": [0.01],
+                "ppo-one-pull-s0": [0.03],  # 0.5
+                "fast_ppo-one-pull-s0": [0.02],  # 0.75
+                "fast_ppo-one-pull-s1": [0.01],  # 1
+            }
+        }
+    )
+    per_task, agg = rl_baselines.score_table(df, n_resamples=50)
+    row = agg.set_index("algo").loc["fast_ppo"]
+    assert row["learned"] and row["runs"] == 2 and row["iqm"] == pytest.approx(0.875)
+    assert "| fast_ppo |" in rl_baselines.format_tables(per_task, agg)
+    manifest = {
+        "name": "rl-baselines",
+        "agents": [{"label": "fast_ppo-one-pull-s0", "name": "trained:fast_ppo-one-pull-s0"}],
+        "points": [{"label": "one-pull", "agents": ["fast_ppo-one-pull-s0"]}],
+    }
+    (tmp_path / "models").mkdir()
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "models" / "fast_ppo-one-pull-s0.zip").write_bytes(b"")
+    evals = [  # the fast path's layout: the played mode is chosen as the SB3 path does
+        {"timesteps": 4000, "deterministic": {"score": 0.05, "score_ci": 0.01},
+         "sampled": {"score": 0.02, "score_ci": 0.01}},  # sampled clearly better
+        {"timesteps": 8000, "deterministic": {"score": 0.03, "score_ci": 0.01},
+         "sampled": {"score": 0.025, "score_ci": 0.01}},  # within the interval: deterministic
+        {"timesteps": 9000, "deterministic": {"regret": 0.1, "regret_ci": 0.01}},  # no score
+    ]  # fmt: skip
+    training = {"path": "fast", "cpu_seconds": 9.0, "seconds": 12.0, "timesteps": 8192}
+    side = {"training": {**training, "validation_cpu_seconds": 1.0, "evaluations": evals}}
+    (tmp_path / "models" / "fast_ppo-one-pull-s0.json").write_text(json.dumps(side))
+    models = rl_baselines.model_table(tmp_path)
+    row = models.iloc[0]
+    assert row["algo"] == "fast_ppo" and row["seed"] == 0 and row["present"]
+    assert row["curve"] == [(4000, 0.02), (8000, 0.03)]
+    assert row["cpu_seconds"] == 9.0 and row["timesteps"] == 8192
+    path, notes = rl_baselines.plot_curves(tmp_path)
+    assert path.stat().st_size > 0 and not any("no validation curve" in n for n in notes)
 
 
 def _results_dir(root: Path, rng: np.random.Generator) -> dict[str, np.ndarray]:

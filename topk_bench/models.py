@@ -40,6 +40,30 @@ from the benchmark's, so choosing a checkpoint on them does not bias the benchma
 ``reduced.train`` overrides any of them but ``model`` for every model in reduced mode (e.g. ``{
 timesteps = 2048 }``).
 
+``fast = true`` trains the model on the fast path (:func:`agents.learned.fast.fast_train`,
+PPO or A2C over a native vector env with a cheap arm-set network) instead::
+
+    [[train]]
+    model = "fast_ppo-one-pull-s0"
+    preset = "one-pull"
+    fast = true
+    timesteps = 20000000          # FastConfig.total_timesteps
+    eval_every = 4000000
+    algo_kwargs = { learning_rate = 1e-3, compile = false }   # FastConfig fields
+
+There ``algo`` is ``ppo`` or ``a2c``; ``timesteps``, ``num_envs`` (4096, FastConfig's
+default), ``seed``, ``eval_episodes`` (1000), ``eval_every`` and ``reward_scale`` are the
+FastConfig fields of those names; ``algo_kwargs`` sets any other FastConfig field
+(``n_steps``, ``hidden``, ``learning_rate``, ``gamma``, ``compile``, ...); ``prior`` is
+``[a, b]``, ``"auto"`` (the default: the family's own Beta prior, known to the policy) or
+``"none"``; ``reward`` is ``"auto"`` (the default: the posterior reward when the policy
+knows a prior and the task scores the aggregate regret, else the env's), ``"env"`` or
+``"posterior"``; ``obs_options`` may hold only ``features``. Keys of the SB3 path that do
+not apply (``policy`` other than ``arm-set``, ``keep_best = true``, ``validation``,
+``imitate``) are refused. The model is saved, named, seeded, logged and resumed as any
+other (it is a stable-baselines3 PPO/A2C model with ``ArmSetPolicy``); its sidecar's
+``training.evaluations`` hold both modes' validation scores per evaluation.
+
 Shipped models: ``topk_bench/pretrained/EXPERIMENT/MODEL.zip`` (+ ``.json``) holds
 models trained by this command for a shipped experiment. A missing model is copied from
 there instead of trained when the shipped one was trained from the same ``[[train]]``
@@ -111,7 +135,26 @@ _OVERRIDABLE = (
     "obs_options",
     "imitate",
     "validation",
+    "fast",
 )
+#: Keys of a ``[[train]]`` table that a fast entry (``fast = true``) sets as FastConfig
+#: fields (``algo_kwargs`` may not set them).
+_FAST_TABLE_FIELDS = {
+    "env_id": "preset or env_id",
+    "env_kwargs": "env",
+    "algo": "algo",
+    "total_timesteps": "timesteps",
+    "num_envs": "num_envs",
+    "seed": "seed",
+    "reward_scale": "reward_scale",
+    "reward": "reward",
+    "prior": "prior",
+    "features": "obs_options.features",
+    "eval_every": "eval_every",
+    "eval_episodes": "eval_episodes",
+    "save_path": None,
+    "progress_bar": None,
+}
 
 
 @dataclass(frozen=True)
@@ -131,11 +174,14 @@ class TrainSpec:
     eval_episodes: int = 100
     eval_every: int | None = None
     keep_best: bool = False
-    prior: tuple[float, float] | None = None
+    #: ``(a, b)``, ``None``, or (fast entries only) ``"auto"``: the family's own prior.
+    prior: tuple[float, float] | str | None = None
     reward: str = "env"
     obs_options: Mapping[str, Any] = field(default_factory=dict)
     imitate: Mapping[str, Any] | None = None
     validation: str = "agent"
+    #: Trained by :func:`agents.learned.fast.fast_train` (``algo_kwargs``: FastConfig fields).
+    fast: bool = False
 
     def describe(self) -> dict[str, Any]:
         """JSON-able form (stored in the results directory's manifest)."""
@@ -143,10 +189,12 @@ class TrainSpec:
         out["env_kwargs"] = dict(self.env_kwargs)
         out["algo_kwargs"] = dict(self.algo_kwargs)
         out["obs_options"] = dict(self.obs_options)
-        out["prior"] = list(self.prior) if self.prior is not None else None
+        out["prior"] = list(self.prior) if isinstance(self.prior, tuple) else self.prior
         out["imitate"] = dict(self.imitate) if self.imitate is not None else None
         if self.validation == "agent":  # the default: tables written before it existed
             del out["validation"]
+        if not self.fast:  # likewise: a non-fast table describes as before ``fast`` existed
+            del out["fast"]
         return out
 
 
@@ -174,6 +222,8 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
                 f"{where}.env_id: {env_id!r} must be 'TopK-v0', 'TopK-Batch-v0' or "
                 f"{PULL_BY_PULL_ID!r}"
             )
+    if entry.get("fast", False):
+        return _fast_spec(entry, where, model, env_id, base)
     algo = entry.get("algo", "ppo")
     if algo not in ALGO_NAMES:
         raise ConfigError(f"{where}.algo: {algo!r} must be one of {sorted(ALGO_NAMES)}")
@@ -197,10 +247,14 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
     if keep_best and not eval_episodes:
         raise ConfigError(f"{where}.keep_best: needs eval_episodes > 0 to choose a checkpoint")
     prior = entry.get("prior")
-    if prior is not None:
-        if len(prior) != 2 or not all(0 < float(v) < float("inf") for v in prior):
-            raise ConfigError(f"{where}.prior: {prior!r} must be [a, b], two positive numbers")
-        prior = (float(prior[0]), float(prior[1]))
+    if isinstance(prior, str):
+        if prior != "none":
+            raise ConfigError(
+                f"{where}.prior: {prior!r} must be [a, b], two positive numbers ('auto' is "
+                "for fast = true entries)"
+            )
+        prior = None
+    prior = _prior(prior, where)
     reward = entry.get("reward", "env")
     if reward not in ("env", "posterior"):
         raise ConfigError(f"{where}.reward: {reward!r} must be 'env' or 'posterior'")
@@ -243,6 +297,101 @@ def _spec(entry: Mapping[str, Any], where: str) -> TrainSpec:
     )
     try:
         _config(spec, seed=0, save_path=None, progress=False)  # the rules of TrainConfig
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{where}: {err}") from None
+    return spec
+
+
+def _prior(prior: Any, where: str) -> tuple[float, float] | None:
+    """``[a, b]`` (checked) as a tuple; ``None`` stays ``None``."""
+    if prior is None:
+        return None
+    if len(prior) != 2 or not all(0 < float(v) < float("inf") for v in prior):
+        raise ConfigError(f"{where}.prior: {prior!r} must be [a, b], two positive numbers")
+    return (float(prior[0]), float(prior[1]))
+
+
+def _fast_spec(
+    entry: Mapping[str, Any], where: str, model: str, env_id: str, base: Mapping[str, Any]
+) -> TrainSpec:
+    """The :class:`TrainSpec` of a ``fast = true`` table, checked as :class:`FastConfig`."""
+    from agents.learned.fast import FAST_ALGOS, FastConfig
+
+    if env_id not in ("TopK-v0", "TopK-Batch-v0"):
+        key = "preset" if "preset" in entry else "env_id"
+        raise ConfigError(
+            f"{where}.{key}: fast = true trains on 'TopK-v0' or 'TopK-Batch-v0' families, "
+            f"not {env_id!r} (a pull-by-pull family needs action masks: MaskablePPO)"
+        )
+    algo = entry.get("algo", "ppo")
+    if algo not in FAST_ALGOS:
+        raise ConfigError(f"{where}.algo: {algo!r}: fast = true trains {' or '.join(FAST_ALGOS)}")
+    not_fast = {
+        "policy": entry.get("policy", "arm-set") != "arm-set",
+        "keep_best": bool(entry.get("keep_best", False)),
+        "validation": "validation" in entry,
+        "imitate": "imitate" in entry,
+    }
+    for key, refused in not_fast.items():
+        if refused:
+            raise ConfigError(
+                f"{where}.{key}: {entry[key]!r} is a setting of the SB3 path; fast = true "
+                "trains the arm-set policy, validates both modes and plays the final model"
+            )
+    obs_options = dict(entry.get("obs_options", {}))
+    other = sorted(set(obs_options) - {"features"})
+    if other:
+        raise ConfigError(
+            f"{where}.obs_options.{other[0]}: fast = true takes only obs_options.features"
+        )
+    kwargs = dict(entry.get("algo_kwargs", {}))
+    fields = set(FastConfig.__dataclass_fields__)
+    for key in sorted(kwargs):
+        if key not in fields:
+            settable = sorted(fields - set(_FAST_TABLE_FIELDS))
+            raise ConfigError(
+                f"{where}.algo_kwargs.{key}: not a FastConfig field (fast = true: algo_kwargs "
+                f"sets {', '.join(settable)})"
+            )
+        if key in _FAST_TABLE_FIELDS:
+            table = _FAST_TABLE_FIELDS[key]
+            how = f"the table's {table}" if table else "the runner"
+            raise ConfigError(f"{where}.algo_kwargs.{key}: set by {how}, not by algo_kwargs")
+    prior = entry.get("prior", "auto")
+    if isinstance(prior, str):
+        if prior not in ("auto", "none"):
+            raise ConfigError(f"{where}.prior: {prior!r} must be [a, b], 'auto' or 'none'")
+        prior = None if prior == "none" else prior
+    else:
+        prior = _prior(prior, where)
+    reward = entry.get("reward", "auto")
+    if reward not in ("auto", "env", "posterior"):
+        raise ConfigError(f"{where}.reward: {reward!r} must be 'auto', 'env' or 'posterior'")
+    reward_scale = entry.get("reward_scale", 10.0)
+    if not reward_scale > 0:
+        raise ConfigError(f"{where}.reward_scale: must be > 0, got {reward_scale!r}")
+    if entry["timesteps"] == 0:
+        raise ConfigError(f"{where}.timesteps: 0 trains nothing")
+    defaults = FastConfig.__dataclass_fields__
+    spec = TrainSpec(
+        model=model,
+        env_id=env_id,
+        env_kwargs={**base, **dict(entry.get("env", {}))},
+        timesteps=entry["timesteps"],
+        algo=algo,
+        num_envs=entry.get("num_envs", defaults["num_envs"].default),
+        seed=entry.get("seed", 0),
+        algo_kwargs=kwargs,
+        reward_scale=float(reward_scale),
+        eval_episodes=entry.get("eval_episodes", defaults["eval_episodes"].default),
+        eval_every=entry.get("eval_every"),
+        prior=prior,
+        reward=reward,
+        obs_options=obs_options,
+        fast=True,
+    )
+    try:
+        _config(spec, seed=0, save_path=None, progress=False)  # the rules of FastConfig
     except (TypeError, ValueError) as err:
         raise ConfigError(f"{where}: {err}") from None
     return spec
@@ -381,8 +530,6 @@ def _train_one(
 
     ``progress``: a tqdm bar in this process; ``queue``: report the steps there instead.
     """
-    from agents.learned.training import train
-
     final = model_path(out, spec.model)
     tmp_dir = final.parent / f".tmp-{spec.model}-{os.getpid()}"
     tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -402,11 +549,21 @@ def _train_one(
             save_path=tmp_dir / final.name,
             progress=progress,
         )
-        train(
-            config,
-            log=log,
-            callbacks=[_reporter(queue, spec.model)] if queue is not None else (),
-        )
+        if spec.fast:
+            from agents.learned.fast import fast_train
+
+            result = fast_train(config, log=log)
+            log(_fast_summary(result))
+            if queue is not None:  # no callbacks on the fast path: the steps at the end
+                queue.put((spec.model, result.metadata["training"]["timesteps"]))
+        else:
+            from agents.learned.training import train
+
+            train(
+                config,
+                log=log,
+                callbacks=[_reporter(queue, spec.model)] if queue is not None else (),
+            )
     tmp_model = tmp_dir / final.name
     best = tmp_dir / f"{spec.model}-best.zip"
     if spec.keep_best and best.exists():  # play the best checkpoint, keep the final one
@@ -433,7 +590,11 @@ def _train_one(
 
 
 def _config(spec: TrainSpec, *, seed: int, save_path: Any, progress: bool) -> Any:
-    """The :class:`~agents.learned.training.TrainConfig` of ``spec`` (one torch thread)."""
+    """The :class:`~agents.learned.training.TrainConfig` of ``spec`` (one torch thread);
+    of a fast spec, its :class:`~agents.learned.fast.FastConfig` (fast_train uses one
+    torch thread itself)."""
+    if spec.fast:
+        return _fast_config(spec, seed=seed, save_path=save_path, progress=progress)
     from agents.learned.training import TrainConfig
 
     return TrainConfig(
@@ -458,6 +619,47 @@ def _config(spec: TrainSpec, *, seed: int, save_path: Any, progress: bool) -> An
         progress_bar=progress,
         torch_threads=1,
     )
+
+
+def _fast_config(spec: TrainSpec, *, seed: int, save_path: Any, progress: bool) -> Any:
+    """The :class:`~agents.learned.fast.FastConfig` of a fast spec: the table's keys as
+    the fields of those names, ``algo_kwargs`` as the other fields."""
+    from agents.learned.fast import FastConfig
+
+    features = spec.obs_options.get("features")
+    return FastConfig(
+        spec.env_id,
+        dict(spec.env_kwargs),
+        algo=spec.algo,
+        total_timesteps=spec.timesteps,
+        num_envs=spec.num_envs,
+        seed=seed,
+        reward_scale=spec.reward_scale,
+        reward=spec.reward,
+        prior=spec.prior,
+        features=tuple(features) if features is not None else None,
+        eval_every=spec.eval_every,
+        eval_episodes=spec.eval_episodes,
+        save_path=save_path,
+        progress_bar=progress,
+        **spec.algo_kwargs,
+    )
+
+
+def _fast_summary(result: Any) -> str:
+    """The line a fast training ends with: steps, CPU time, and the last validation of
+    the mode the model plays."""
+    training = result.metadata["training"]
+    line = (
+        f"trained fast {result.metadata['algo']}: {training['timesteps']:,} steps in "
+        f"{training['cpu_seconds']:.1f} CPU-s ({training['seconds']:.1f} s wall, validation "
+        f"{training['validation_cpu_seconds']:.1f} CPU-s)"
+    )
+    if not result.curve:
+        return line + ", not validated"
+    mode = "deterministic" if result.metadata["policy_agent"]["deterministic"] else "sampled"
+    last = result.curve[-1][mode]
+    return line + f"; plays {mode}: validation score {last['score']:.5f} ± {last['score_ci']:.5f}"
 
 
 def _bench_entry(spec: TrainSpec, experiment: str, base_seed: int) -> dict[str, Any]:
@@ -534,6 +736,7 @@ def train_missing(
                 shutil.rmtree(left, ignore_errors=True)
     for spec in todo:
         first = f"DAgger ({spec.imitate}), then " if spec.imitate is not None else ""
+        first += "fast " if spec.fast else ""
         say(
             f"training {spec.model}: {first}{spec.algo} on {spec.env_id}, {spec.timesteps} "
             f"steps, {spec.num_envs} envs (log: {model_path(out, spec.model).with_suffix('.log')})"

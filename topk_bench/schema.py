@@ -27,9 +27,10 @@ Top level::
     train        [table]          models to train first (topk_bench.models): {model (req.),
                                   preset | env_id, env, algo, policy, timesteps (req.),
                                   num_envs, seed, algo_kwargs, reward_scale, eval_episodes,
-                                  eval_every, keep_best, prior = [a, b], reward =
-                                  "env"|"posterior", obs_options, imitate, validation =
-                                  "agent"|"vector"}
+                                  eval_every, keep_best, prior = [a, b] | "none" |
+                                  "auto" (fast only), reward = "env"|"posterior"|"auto"
+                                  (fast only), obs_options, imitate, validation =
+                                  "agent"|"vector", fast = bool (agents.learned.fast)}
                                   (reduced.train overrides them in reduced mode)
     claims       [table]          the paper's claims, machine-checkable (topk_bench.claims):
                                   {text (req.), source, metric (req.), agents (req.),
@@ -49,7 +50,8 @@ class ConfigError(ValueError):
     """A bad experiment config; the message names the offending key."""
 
 
-# A schema node is a type name, or a dict {"type": ..., "keys": {...}, "required": [...]}.
+# A schema node is a type name, or a dict {"type": ..., "keys": {...}, "required": [...]},
+# a one-item list (a list of such nodes), or a tuple of alternatives (any one of them).
 _ENV = {"type": "table", "free": True}  # env kwargs: checked by building the env
 _AGENT = {
     "type": "table",
@@ -103,11 +105,12 @@ _TRAIN_KEYS = {
     "eval_episodes": "int",
     "eval_every": "posint",
     "keep_best": "bool",
-    "prior": ["number"],
+    "prior": ("str", ["number"]),  # [a, b], or "none" / "auto" (checked by topk_bench.models)
     "reward": "str",
     "obs_options": {"type": "table", "free": True},
     "imitate": {"type": "table", "free": True},
     "validation": "str",
+    "fast": "bool",
 }
 _TRAIN = {"type": "table", "keys": _TRAIN_KEYS, "required": ["model", "timesteps"]}
 _CLAIM = {
@@ -201,6 +204,19 @@ def _type_name(value: Any) -> str:
 
 def _check(node: Any, value: Any, path: str) -> None:
     where = path or "config"
+    if isinstance(node, tuple):  # alternatives: a list value is checked as the list one
+        lists = [a for a in node if isinstance(a, list)]
+        if isinstance(value, (list, tuple)) and lists:
+            _check(lists[0], value, path)
+            return
+        for alternative in node:
+            try:
+                _check(alternative, value, path)
+            except ConfigError:
+                continue
+            return
+        kinds = " or ".join("a list" if isinstance(a, list) else str(a) for a in node)
+        raise ConfigError(f"{where}: expected {kinds}, got {_type_name(value)} {value!r}")
     if isinstance(node, list):
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"{where}: expected a list, got {_type_name(value)} {value!r}")

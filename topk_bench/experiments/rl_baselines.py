@@ -12,6 +12,15 @@ held-out episodes. ``topk-bench run rl-baselines`` trains the missing models fir
 ``training.evaluations``) when it finishes, so an interrupted run resumes with only the
 trainings that had not finished.
 
+**Fast rows.** Besides the stable-baselines3 trainings, every task whose family is
+``TopK-v0`` or ``TopK-Batch-v0`` (all six; not the ``-pbp`` forms) has :data:`SEEDS`
+models ``fast_ppo-TASK-sN`` trained on the fast path (``[[train]]`` with ``fast =
+true``: :func:`agents.learned.fast.fast_train`, PPO over a native vector env with the
+family's Beta prior and, on fixed-budget tasks, the posterior reward; its defaults
+otherwise) for :data:`FAST_TIMESTEPS` steps, validated on :data:`FAST_EVAL_EPISODES`
+episodes every :data:`FAST_EVAL_EVERY` steps. They are the learned algorithm
+``fast_ppo`` of the tables and curves (:data:`LEARNED`), scored like any other.
+
 :func:`score_table` turns the results into normalised scores (after Agarwal et al.,
 "Deep RL at the edge of the statistical precipice", NeurIPS 2021): the task score of an
 agent is its mean episode score (:attr:`~agents.learned.families.Task.score`, lower is
@@ -43,7 +52,8 @@ anchors, the normalised tables (:func:`format_tables`) and the paired raw scores
 :func:`plot_curves` draws the learning curves: one panel per task, one line per
 algorithm, the mean of its seeds' validation scores (the sidecars'
 ``training.evaluations``: task score of the mode the policy plays, on the validation
-episodes) with a min-max band over seeds, and the task's ``uniform`` and best
+episodes; the fast path records both modes' scores, and the mode is chosen from them as
+the SB3 path chooses it) with a min-max band over seeds, and the task's ``uniform`` and best
 reference scores on the held-out episodes as horizontal lines. Validation episodes are
 played on the training form of the task and the held-out ones on its benchmark form,
 so the lines place the curves, they are not the same episodes. A model validated only
@@ -82,9 +92,12 @@ from topk_bench.generated import to_toml as _to_toml
 
 __all__ = [
     "ALGOS",
+    "FAST_ALGO",
+    "LEARNED",
     "anchors",
     "episode_times",
     "experiment_config",
+    "fast_runs",
     "format_tables",
     "mean_curve",
     "model_table",
@@ -108,6 +121,16 @@ EPISODES = 300
 CURVE_POINTS = 5
 #: Suffix of the model names of the tuned variant (``ppo-one-pull-s0-tuned``).
 TUNED = "-tuned"
+#: The algorithm label (and model-name prefix) of the fast path's PPO rows.
+FAST_ALGO = "fast_ppo"
+#: The learned algorithms of the tables, in order: the SB3 ones, then the fast rows.
+LEARNED = (*ALGOS, FAST_ALGO)
+#: Environment steps per fast training run.
+FAST_TIMESTEPS = 20_000_000
+#: Steps between the fast runs' validations (the learning curves).
+FAST_EVAL_EVERY = 4_000_000
+#: Validation episodes of the fast runs (each mode, each validation).
+FAST_EVAL_EPISODES = 1000
 _NAME = re.compile(r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?$")
 
 
@@ -120,13 +143,31 @@ def _point_env(task: Any) -> dict[str, Any]:
     return kwargs
 
 
+def fast_runs(seeds: int = SEEDS) -> list[tuple[str, str, int]]:
+    """``(model, preset, seed)`` of the fast rows: ``fast_ppo-TASK-sN`` for every ladder
+    task whose family is ``TopK-v0`` or ``TopK-Batch-v0`` (the fast path has no
+    pull-by-pull form), task by task."""
+    from agents.learned.families import LADDER
+
+    return [
+        (f"{FAST_ALGO}-{name}-s{seed}", name, seed)
+        for name, task in LADDER.items()
+        if task.env_id in ("TopK-v0", "TopK-Batch-v0")
+        for seed in range(seeds)
+    ]
+
+
 def experiment_config(
     seeds: int = SEEDS,
     timesteps: int = TIMESTEPS,
     episodes: int = EPISODES,
     tuned: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    fast: bool = True,
 ) -> dict[str, Any]:
     """The ``rl-baselines`` config as a dict (:func:`to_toml` writes it).
+
+    ``fast``: also the fast rows (:func:`fast_runs`: ``fast = true`` trainings of
+    :data:`FAST_TIMESTEPS` steps, models ``fast_ppo-TASK-sN``), after the SB3 ones.
 
     ``tuned``: ``(task, algo) -> algo_kwargs`` (:func:`topk_bench.experiments.rl_tuning.read_tuned`
     reads them from the files of ``tune``): each such pair also trains its seeds with
@@ -153,6 +194,7 @@ def experiment_config(
         for model, preset, algo, seed in default
         if (preset.removesuffix("-pbp"), algo) in tuned
     ]
+    fast_rows = fast_runs(seeds) if fast else []
     variants = (
         f"; {len(tuned)} (task, algorithm) pairs also with tuned hyper-parameters (models "
         "ALGO-TASK-sN-tuned, found by python -m topk_bench.experiments.rl_baselines tune)"
@@ -166,7 +208,16 @@ def experiment_config(
             "RecurrentPPO and MaskablePPO, their default hyper-parameters in "
             "agents.learned.algos) on every task of the ladder (agents.learned.families."
             f"LADDER), {seeds} training seeds each, {timesteps:,} environment steps per "
-            f"training run, validated on 100 episodes (vector validation){variants}. Every "
+            f"training run, validated on 100 episodes (vector validation){variants}"
+            + (
+                f"; and the fast path's PPO (agents.learned.fast, models fast_ppo-TASK-sN) on "
+                f"the {len({p for _, p, _ in fast_rows})} tasks of TopK-v0 and TopK-Batch-v0 "
+                f"families, {seeds} seeds each, {FAST_TIMESTEPS:,} steps per training run, "
+                f"validated on {FAST_EVAL_EPISODES:,} episodes every {FAST_EVAL_EVERY:,} steps"
+                if fast_rows
+                else ""
+            )
+            + f". Every "
             f"trained model and the task's reference agents play the same {episodes} "
             "held-out episodes per task. Scores are normalised per task: 0 = uniform "
             "allocation, 1 = the best reference agent (python -m "
@@ -203,6 +254,19 @@ def experiment_config(
                 **({"algo_kwargs": kwargs} if kwargs else {}),
             }
             for model, preset, algo, seed, kwargs in every
+        ]
+        + [
+            {
+                "model": model,
+                "preset": preset,
+                "fast": True,
+                "algo": "ppo",
+                "seed": seed,
+                "timesteps": FAST_TIMESTEPS,
+                "eval_episodes": FAST_EVAL_EPISODES,
+                "eval_every": FAST_EVAL_EVERY,
+            }
+            for model, preset, seed in fast_rows
         ],
         "agents": [],
         "points": [],
@@ -212,9 +276,11 @@ def experiment_config(
         for name, params in reference_agents(task):
             label = reference_label(name, params)
             refs[label] = {"name": name, "label": label, **({"params": params} if params else {})}
-    cfg["agents"] = [{"name": f"trained:{m}", "label": m} for m, *_ in every] + list(refs.values())
+    models = [m for m, *_ in every] + [m for m, *_ in fast_rows]
+    cfg["agents"] = [{"name": f"trained:{m}", "label": m} for m in models] + list(refs.values())
     for name, task in LADDER.items():
         labels = [m for m, preset, *_ in every if preset.removesuffix("-pbp") == name]
+        labels += [m for m, preset, _ in fast_rows if preset == name]
         labels += [reference_label(a, p) for a, p in reference_agents(task)]
         cfg["points"].append({"label": name, "x": name, "env": _point_env(task), "agents": labels})
     one = {
@@ -228,7 +294,8 @@ def experiment_config(
             for p in cfg["points"]
             if p["label"] in one
         ],
-        # tiny models: the smoke test checks the pipeline (train, save, resume, play, score)
+        # tiny models: the smoke test checks the pipeline (train, save, resume, play, score);
+        # the fast rows are not played in reduced mode (nor trained)
         "train": {"timesteps": 512, "num_envs": 2, "eval_episodes": 10, "eval_every": 256},
     }
     return cfg
@@ -442,9 +509,9 @@ def model_table(out: str | os.PathLike[str]) -> Any:
                 "seconds": float(info.get("seconds", math.nan)),
                 "timesteps": float(info.get("timesteps", math.nan)),
                 "curve": [
-                    (int(e["timesteps"]), float(e["score"]))
+                    (int(e["timesteps"]), score)
                     for e in info.get("evaluations", [])
-                    if "score" in e
+                    if (score := _evaluation_score(e)) is not None
                 ],
             }
         )
@@ -463,6 +530,25 @@ def model_table(out: str | os.PathLike[str]) -> Any:
             "curve",
         ],
     )
+
+
+def _evaluation_score(entry: Mapping[str, Any]) -> float | None:
+    """The task score of the mode a validation entry's policy plays, from either layout
+    of a sidecar's ``training.evaluations``: the SB3 path's (``VecValidation``: the
+    played mode's ``score`` at the top level) or the fast path's (``deterministic`` and
+    ``sampled``, each a ``score`` with its ``score_ci``: the mode is chosen as the SB3
+    path chooses it, sampled only if clearly better,
+    :func:`agents.learned.callbacks.keep_deterministic`). ``None``: no task score (an
+    agent-validation entry, which records regrets only)."""
+    if "score" in entry:
+        return float(entry["score"])
+    det, sam = entry.get("deterministic"), entry.get("sampled")
+    if not isinstance(det, Mapping) or "score" not in det:
+        return None
+    if isinstance(sam, Mapping) and "score" in sam:
+        if sam["score"] < det["score"] - det.get("score_ci", 0.0):
+            return float(sam["score"])
+    return float(det["score"])
 
 
 def mean_curve(curves: Sequence[Sequence[tuple[int, float]]]) -> Any:
@@ -541,6 +627,9 @@ def _paired(a: Any, b: Any) -> tuple[float, float]:
 #: A seed's curve whose evaluations span at most this fraction of its steps was validated
 #: at the end of training only (``eval_every`` unset): it is drawn as a point.
 END_ONLY = 0.05
+#: A panel of the learning curves whose runs end at steps more than this factor apart (the
+#: fast rows' 20M and the SB3 runs' 200k) has a log x axis.
+WIDE_STEPS = 20
 #: A task's anchor is ill-conditioned when the 95% half-width of U - B exceeds this
 #: fraction of U - B: normalised scores are then uncertain by a factor of 2 or more from
 #: the anchor alone.
@@ -887,10 +976,10 @@ def _episode_time_lines(df: Any) -> list[str]:
     table = times.set_index(["agent", "task"])
     seen = list(dict.fromkeys(times["agent"]))
 
-    def order(agent: str) -> tuple[int, int, int]:  # the learned first, as ALGOS
+    def order(agent: str) -> tuple[int, int, int]:  # the learned first, as LEARNED
         base = agent.removesuffix(" (tuned)")
-        if base in ALGOS:
-            return (0, ALGOS.index(base), agent != base)
+        if base in LEARNED:
+            return (0, LEARNED.index(base), agent != base)
         return (1, seen.index(agent), 0)
 
     for agent in sorted(seen, key=order):
@@ -912,8 +1001,9 @@ def plot_curves(
     algorithm (the mean of its seeds' validation scores against environment steps,
     :func:`mean_curve`, with a min-max band), and the task's ``uniform`` and best
     reference scores on the held-out episodes as horizontal lines when there are any.
-    Returns the PNG (``FIGURES/learning_curves.png``, ``FIGURES`` defaulting to
-    ``OUT/figures``) and notes on what is missing."""
+    A panel whose runs end more than :data:`WIDE_STEPS` x apart in steps (the fast rows
+    and the SB3 runs) has a log x axis. Returns the PNG (``FIGURES/learning_curves.png``,
+    ``FIGURES`` defaulting to ``OUT/figures``) and notes on what is missing."""
     from topk_bench.plot import (
         _LINESTYLES,
         _compact,
@@ -956,6 +1046,9 @@ def plot_curves(
     )
     for ax, task in zip(axes.flat, tasks, strict=False):
         here = models[(models["task"] == task) & models["present"]]
+        ends = [c[-1][0] for c in here["curve"] if c and c[-1][0] > 0]
+        # the fast rows train 100x the SB3 runs' steps: a log axis shows both
+        logx = bool(ends) and max(ends) > WIDE_STEPS * min(ends)
         for j, label in enumerate(labels):
             curves = [c for c in here[here["algo"] == label]["curve"] if c]
             if not curves:
@@ -997,9 +1090,12 @@ def plot_curves(
             )
         expected = int((models["task"] == task).sum())
         ax.set_title(f"{task} ({len(here)}/{expected} models)", fontsize=9)
-        ax.set_xlim(left=0)
+        if logx:
+            ax.set_xscale("log")
+        else:
+            ax.set_xlim(left=0)
         ax.xaxis.set_major_formatter(lambda v, _pos: _compact(v))
-        ax.set_xlabel("environment steps")
+        ax.set_xlabel("environment steps" + (" (log)" if logx else ""))
         ax.set_ylabel("validation score (lower is better)")
         ax.grid(alpha=0.3)
     finish_grid(fig, axes, len(tasks))
@@ -1016,6 +1112,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m topk_bench.experiments.rl_baselines")
     sub = parser.add_subparsers(dest="command", required=True)
     config = sub.add_parser("config", help="print the rl-baselines config (TOML)")
+    config.add_argument(
+        "--no-fast",
+        action="store_true",
+        help="leave out the fast rows (fast_ppo-TASK-sN: 30 trainings of "
+        f"{FAST_TIMESTEPS:,} steps on agents.learned.fast)",
+    )
     config.add_argument(
         "--tuned",
         nargs="+",
@@ -1050,7 +1152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from topk_bench.experiments.rl_tuning import read_tuned
 
         tuned = read_tuned(args.tuned) if args.tuned else None
-        print(to_toml(experiment_config(tuned=tuned)), end="")
+        print(to_toml(experiment_config(tuned=tuned, fast=not args.no_fast)), end="")
         return 0
     if args.command == "searches":
         from topk_bench.experiments.rl_tuning import read_records, search_table, shipped_records
