@@ -12,7 +12,8 @@ family's benchmark form (:func:`agents.learned.evaluation.compare`'s seeds). It 
 per variant the steps trained, the steps per CPU-second, the held-out mean score and the
 share of uniform's gap to KG it closes, ``(U - S) / (U - K)``, with a 95% interval from a
 paired bootstrap over the episodes; and writes the learning curves
-(``<out>/curves.json``) and the figure ``<out>/learning_curves.png``.
+(``<out>/curves-PRESET-TAG.json``) and the figure ``<out>/learning_curves-PRESET-TAG.png``;
+the reference agents' scores are kept in ``<out>`` and reused by later runs.
 
 Variants (each the fast path's defaults but for the change named):
 
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--episodes", type=int, default=2000, help="held-out episodes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results/fast-training")
+    parser.add_argument("--tag", default="run", help="names the curves file and the figure")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -105,9 +107,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if prior is not None:
         refs["kg (prior)"] = make("kg", a=prior[0], b=prior[1])
     ref_scores = {}
+    cache = out / f"references-{args.preset}-{args.episodes}.json"  # same seeds: reusable
+    stored = json.loads(cache.read_text()) if cache.exists() else {}
     for label, agent in refs.items():
         start = time.perf_counter()
-        ref_scores[label] = _scores(evaluate(agent, eid, ekw, seeds), score)
+        if label not in stored:
+            stored[label] = _scores(evaluate(agent, eid, ekw, seeds), score).tolist()
+            cache.write_text(json.dumps(stored))
+        ref_scores[label] = np.array(stored[label])
         print(
             f"{label}: {ref_scores[label].mean():.5f} ({time.perf_counter() - start:.0f}s)",
             flush=True,
@@ -145,8 +152,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"| {s.mean():.5f} | {closed[0]:.2f} [{closed[1]:.2f}, {closed[2]:.2f}] |",
             flush=True,
         )
-        (out / "curves.json").write_text(json.dumps(report, indent=1))
-    _plot(report, out / "learning_curves.png")
+        (out / f"curves-{args.preset}-{args.tag}.json").write_text(json.dumps(report, indent=1))
+    _plot(report, out / f"learning_curves-{args.preset}-{args.tag}.png")
     return report
 
 

@@ -221,3 +221,27 @@ def test_cli_fast_defaults_and_refusals():
             fast_config_from_args(_args(*argv), env_id, env_kwargs)
     with pytest.raises(ValueError, match="--no-prior is an option of --fast"):
         train_from_args(_args("--preset", "one-pull", "--no-prior"), log=None)
+
+
+def test_posterior_reward_is_expected_for_few_outcomes_and_realised_otherwise():
+    from agents.learned.vec_env import expected_value_gain, top_k_posterior_value
+
+    config, kwargs, transform, net, law = _parts("batch-budget")
+    rollouts = Rollouts(
+        config.env_id, kwargs, transform, 2, 0, reward="posterior", prior=(5.0, 5.0)
+    )
+    before = {"counts": np.array([[2] * 10, [2] * 10]), "means": np.full((2, 10), 0.5)}
+    before["means"][:, :3] = 1.0
+    pulls = np.zeros((2, 10), dtype=np.int64)
+    pulls[0, 3] = 5  # 6 joint outcomes: the expectation
+    pulls[1, :] = 1  # 1,024 joint outcomes: the realised change
+    after = {"counts": before["counts"] + pulls, "means": before["means"].copy()}
+    after["means"][1] = 0.2
+    done = np.zeros(2, dtype=bool)
+    reward = rollouts._posterior_reward(before, after, {}, done)
+    want0 = expected_value_gain(before["counts"][0], before["means"][0], pulls[0], (5, 5), 3)
+    want1 = top_k_posterior_value(after["counts"][1], after["means"][1], (5, 5), 3) - (
+        top_k_posterior_value(before["counts"][1], before["means"][1], (5, 5), 3)
+    )
+    np.testing.assert_allclose(reward, [want0, want1])
+    rollouts.close()

@@ -20,10 +20,21 @@ import torch
 
 from agents.learned.families import episode_score
 from agents.learned.fast.network import FastArmSetNet
-from agents.learned.vec_env import expected_value_gain
+from agents.learned.vec_env import expected_value_gain, top_k_posterior_value
 from bandit_envs.wrappers import FlatObservation
 
-__all__ = ["ActionLaw", "Rollout", "Rollouts", "play_scores", "posterior_answer_scores"]
+#: A step's posterior reward is the expected change of the posterior value when its pulls
+#: have at most this many joint outcomes, else the realised change (same expectation).
+EXPECTED_OUTCOMES = 64
+
+__all__ = [
+    "EXPECTED_OUTCOMES",
+    "ActionLaw",
+    "Rollout",
+    "Rollouts",
+    "play_scores",
+    "posterior_answer_scores",
+]
 
 
 class ActionLaw:
@@ -263,16 +274,32 @@ class Rollouts:
         info: Mapping[str, Any],
         done: np.ndarray,
     ) -> np.ndarray:
-        """``E[Phi(s') - Phi(s)]`` of the pulls each env made (the posterior reward)."""
+        """The change of the posterior top-k value ``Phi`` the pulls of each env made.
+
+        Its expectation over the pulls' outcomes (:func:`expected_value_gain`, the
+        reward of :class:`~agents.learned.vec_env.VecPosteriorReward`) where a step's
+        pulls have at most :data:`EXPECTED_OUTCOMES` joint outcomes (one pull: 2), the
+        realised change ``Phi(s') - Phi(s)`` otherwise: the same conditional
+        expectation, without enumerating up to ``2^b`` outcomes of a spread batch.
+        """
+        assert self.prior is not None
         counts = np.array(after["counts"], dtype=np.int64)
+        means = np.array(after["means"], dtype=np.float64)
         rows = np.flatnonzero(done)
         if rows.size:
-            counts[rows] = _stack(info["final_obs"][rows])["counts"]
-        assert self.prior is not None
-        pulls = counts - np.asarray(before["counts"], dtype=np.int64)
-        return np.asarray(
-            expected_value_gain(before["counts"], before["means"], pulls, self.prior, self.k)
+            last = _stack(info["final_obs"][rows])
+            counts[rows], means[rows] = last["counts"], last["means"]
+        start = np.asarray(before["counts"], dtype=np.int64)
+        pulls = counts - start
+        reward = top_k_posterior_value(counts, means, self.prior, self.k) - top_k_posterior_value(
+            start, before["means"], self.prior, self.k
         )
+        few = np.prod(pulls + 1.0, axis=1) <= EXPECTED_OUTCOMES
+        if few.any():
+            reward[few] = expected_value_gain(
+                start[few], np.asarray(before["means"])[few], pulls[few], self.prior, self.k
+            )
+        return reward
 
 
 @torch.no_grad()
