@@ -22,6 +22,15 @@ from agents.runner import run_episode
 pytestmark = pytest.mark.xdist_group("fast-training")
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """As fast_train runs: small batches on torch's thread pool crawl on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _parts(preset: str, **over):
     over.setdefault("eval_episodes", 0)
     over.setdefault("compile", False)
