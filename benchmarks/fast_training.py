@@ -3,6 +3,7 @@
     python benchmarks/fast_training.py                                  # one-pull, 600 CPU-s
     python benchmarks/fast_training.py --preset one-pull --cpu 600 \\
         --variants default,env-reward,no-prior,a2c --episodes 2000 --out results/fast
+    python benchmarks/fast_training.py --plot FIGURE.png results/fast/curves-*.json
 
 Each variant trains ``agents.learned.fast.fast_train`` on ``--preset`` for ``--cpu``
 CPU-seconds of this process (validation excluded), then plays the saved policy
@@ -94,7 +95,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results/fast-training")
     parser.add_argument("--tag", default="run", help="names the curves file and the figure")
+    parser.add_argument(
+        "--plot",
+        nargs="+",
+        metavar=("FIGURE", "CURVES"),
+        help="only draw FIGURE from curves files of earlier runs (their variants together)",
+    )
     args = parser.parse_args(argv)
+    if args.plot:
+        reports = [json.loads(Path(f).read_text()) for f in args.plot[1:]]
+        merged = {**reports[0], "variants": {}}
+        for report in reports:
+            merged["variants"].update(report["variants"])
+        _plot(merged, Path(args.plot[0]))
+        return merged
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     env_id, kwargs = PRESETS[args.preset]
