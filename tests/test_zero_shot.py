@@ -105,6 +105,165 @@ def test_fixed_confidence_error_within_delta() -> None:
     assert errors <= stats.binom.ppf(0.999, 200, 0.1)
 
 
+def _dense_batches(env, agent, seed):
+    """The act/observe path through ``env.step``: the sampling batches (pull-count
+    vectors, not the empty action that ends sampling), with the observation each was
+    chosen on, the final ``info`` and the final observation."""
+    obs, _ = env.reset(seed=seed)
+    agent.reset(env.unwrapped.problem, seed=seed)
+    steps = []
+    while True:
+        action = agent.act(obs)
+        if int(obs.get("phase", 0)) == 0 and action.any():
+            steps.append((action.copy(), obs["counts"].copy(), obs["means"].copy()))
+        obs, reward, terminated, truncated, info = env.step(action)
+        agent.observe(action, obs, float(reward), terminated, truncated, info)
+        if terminated or truncated:
+            return steps, info, obs
+
+
+@pytest.mark.parametrize(
+    "n,k,b,r,leader",
+    [(12, 3, 8, 2, "ts"), (12, 3, 8, 2, "eb"), (10, 1, 16, 3, "ts"), (4, 1, 6, 1, "eb")],
+)
+def test_fixed_confidence_fills_batches(n, k, b, r, leader) -> None:
+    """With b > 1 every batch after the first round (every arm once, by RoundRobin) has
+    ``min(b, n r)`` pulls, none with more than ``r`` pulls of one arm, and the fast path
+    plays the same episode."""
+    inst = bandit_envs.instances.from_means(np.linspace(0.3, 0.7, n), k=k)
+    env = _env(
+        instance=inst, setting="fixed_confidence", batch_size=b, repeat_limit=r, max_batches=10**5
+    )
+    for seed in range(3):
+        agent = ZeroShot(delta=0.1, leader=leader, seed=seed)
+        steps, info, _ = _dense_batches(env, agent, seed)
+        sizes = [int(a.sum()) for a, _, _ in steps]
+        first = -(-n // b)  # the first round's batches
+        assert sum(sizes[:first]) == n
+        assert sizes[first:] and all(s == min(b, n * r) for s in sizes[first:]), sizes
+        assert all(int(a.max()) <= r for a, _, _ in steps)
+        fast = run_episode(env, ZeroShot(delta=0.1, leader=leader, seed=seed), seed=seed)
+        assert (
+            (fast.pulls, fast.batches)
+            == (info["pulls"], info["batches"])
+            == (
+                sum(sizes),
+                len(sizes),
+            )
+        )
+
+
+@pytest.mark.parametrize("r", [1, 3])
+def test_fixed_confidence_without_a_batch_size_ends_batches_at_the_repeat_limit(r) -> None:
+    """``batch_size=None``: a batch is the planned pulls up to the first that the repeat
+    limit would refuse, so no batch pulls an arm more than ``r`` times, none pulls every
+    arm ``r`` times (uniform allocation), some pull several arms, and the fast path plays
+    the same episode."""
+    n = 6
+    inst = bandit_envs.instances.from_means(np.linspace(0.3, 0.7, n), k=2)
+    env = _env(
+        instance=inst,
+        setting="fixed_confidence",
+        batch_size=None,
+        repeat_limit=r,
+        max_batches=10**5,
+    )
+    for seed in range(2):
+        steps, info, _ = _dense_batches(env, ZeroShot(delta=0.1, seed=seed), seed=seed)
+        later = [a for a, _, _ in steps[1:]]  # (the first: every arm once)
+        assert steps[0][0].tolist() == [1] * n
+        assert all(int(a.max()) <= r and int(a.sum()) < n * r for a in later)
+        assert max(int((a > 0).sum()) for a in later) > 1
+        fast = run_episode(env, ZeroShot(delta=0.1, seed=seed), seed=seed)
+        assert (fast.pulls, fast.batches) == (info["pulls"], info["batches"])
+
+
+@pytest.mark.parametrize("b,r,leader", [(8, 2, "ts"), (8, 8, "eb"), (1, 1, "ts")])
+def test_batched_fixed_confidence_stops_only_by_the_glr_rule(b, r, leader) -> None:
+    """Before every sampling batch the GLR statistic of the observed counts and means is
+    at most the threshold, and when the agent answers it exceeds it: the stop (and so its
+    guarantee) is the GLR rule's, whatever fills the batches. Gaussian rewards (no ties);
+    the statistic by the full pass over the pairs."""
+    from agents.glr import stopping
+    from bandit_envs.divergences import GAUSSIAN, transport_cost
+
+    n, k, delta = 8, 2, 0.05
+    inst = bandit_envs.instances.from_means(
+        np.linspace(0.2, 0.8, n), k=k, distribution="gaussian", sigma=0.5
+    )
+    env = _env(
+        instance=inst, setting="fixed_confidence", batch_size=b, repeat_limit=r, max_batches=10**5
+    )
+
+    def glr(counts, means):
+        top = np.argsort(-means, kind="stable")[:k]
+        rest = [j for j in range(n) if j not in top]
+        return min(
+            transport_cost(GAUSSIAN, 0.5, float(counts[i]), means[i], float(counts[j]), means[j])
+            for i in top
+            for j in rest
+        )
+
+    for seed in range(3):
+        agent = ZeroShot(delta=delta, threshold="gk2016", leader=leader, seed=seed)
+        steps, info, obs = _dense_batches(env, agent, seed)
+        assert info["recommendation"] is not None
+        for _, counts, means in steps:
+            if counts.min() > 0:
+                t = float(counts.sum())
+                assert glr(counts, means) <= stopping.beta("gk2016", t, delta, n, k)
+        t = float(obs["counts"].sum())
+        assert glr(obs["counts"], obs["means"]) > stopping.beta("gk2016", t, delta, n, k)
+
+
+def test_batched_fixed_confidence_error_within_delta() -> None:
+    """The proven threshold with batches of 4 (r = 2): errors of 200 runs at delta = 0.1
+    at most the binomial(200, 0.1) quantile of 0.999 (as at one pull per batch)."""
+    inst = bandit_envs.instances.from_means([0.6, 0.5, 0.45, 0.4, 0.3], k=1)
+    env = _env(
+        instance=inst, setting="fixed_confidence", batch_size=4, repeat_limit=2, max_batches=10**6
+    )
+    agent = agents.make("zero_shot", delta=0.1, threshold="gk2016", seed=0)
+    errors = 0
+    for s in range(200):
+        res = run_episode(env, agent, seed=s)
+        assert res.terminated
+        errors += int(res.misidentified)
+    assert errors <= stats.binom.ppf(0.999, 200, 0.1)
+
+
+def test_batched_pruned_pass_plays_the_full_pass_episode() -> None:
+    """The fronts of :mod:`agents.glr.fronts`, moved by planned pulls and then by a batch's
+    real means, give the statistic and the challenger of the full pass: the same
+    episodes (Gaussian rewards, the empirical-best leader: no draws for ties)."""
+    from agents.glr import top_two
+
+    class Full(ZeroShot):
+        def params(self):
+            prm = super().params()
+            assert prm[top_two.P_PRUNED] == 1.0
+            prm[top_two.P_PRUNED] = 0.0
+            return prm
+
+    inst = bandit_envs.instances.from_means(
+        np.linspace(0.2, 0.8, 12), k=3, distribution="gaussian", sigma=0.5
+    )
+    for b, r in ((8, 2), (16, 4)):
+        env = _env(
+            instance=inst,
+            setting="fixed_confidence",
+            batch_size=b,
+            repeat_limit=r,
+            max_batches=20_000,
+        )
+        for seed in range(2):
+            out = []
+            for cls in (ZeroShot, Full):
+                res = run_episode(env, cls(leader="eb", seed=seed), seed=seed)
+                out.append((res.recommendation.tolist(), res.pulls, env.unwrapped._counts.tolist()))
+            assert out[0] == out[1]
+
+
 def test_fixed_confidence_gaussian_top_k() -> None:
     env = _env(
         instance="jiang2017-1-sparse",
@@ -163,16 +322,39 @@ def test_bad_arguments_are_named() -> None:
         ZeroShot(weights={"w_bogus": 1.0})
     with pytest.raises(ValueError, match="leader='x'"):
         ZeroShot(leader="x")
+    with pytest.raises(ValueError, match="tracking='yes' must be True or False"):
+        ZeroShot(tracking="yes")
+    with pytest.raises(ValueError, match="forced=1 must be True or False"):
+        ZeroShot(forced=1)
+    with pytest.raises(ValueError, match="beta=1.5"):
+        ZeroShot(beta=1.5)
+    agent = ZeroShot(tracking=False, forced=False, leader="eb", beta=0.4)
+    assert (agent.tracking, agent.forced, agent.leader_name, agent.beta) == (
+        False,
+        False,
+        "eb",
+        0.4,
+    )
+    fitted = FITTED["fixed_confidence"]
+    assert (ZeroShot().tracking, ZeroShot().forced) == (fitted["tracking"], fitted["forced"])
     with pytest.raises(ValueError, match="delta"):
         ZeroShot(delta=2.0)
     assert check_weights({"w_z": 1.0})[1] == 1.0
 
 
-def test_shipped_parameters_load() -> None:
+def test_shipped_parameters_load(tmp_path) -> None:
+    from agents.zero_shot.agent import FITTED_PATH
+
+    bad = tmp_path / "fitted.toml"
+    bad.write_text(FITTED_PATH.read_text().replace("tracking = ", "tracked = "))
+    with pytest.raises(ValueError, match="no tracking in"):
+        load_fitted(bad)
     data = load_fitted()
     assert data == FITTED
     assert len(check_weights(data["fixed_budget"]["weights"])) == index.N_WEIGHTS
     assert data["fixed_confidence"]["leader"] in ("eb", "ts")
+    assert isinstance(data["fixed_confidence"]["tracking"], bool)
+    assert isinstance(data["fixed_confidence"]["forced"], bool)
 
 
 def test_generator_is_reproducible_and_within_its_ranges() -> None:
@@ -204,9 +386,45 @@ def test_the_fit_runs_end_to_end_and_writes_loadable_parameters(tmp_path) -> Non
     assert len(budget["history"]) == 2 and budget["loss"] == min(budget["history"])
     confidence = fit.fit_confidence(seed=3, problems=2, runs=1, jobs=1, log=lambda *_: None)
     assert confidence["leader"] in ("eb", "ts") and 0 < confidence["beta"] < 1
+    assert confidence["tracking"] in (True, False) and confidence["forced"] in (True, False)
     path = tmp_path / "fitted.toml"
     fit.write(path, budget, confidence, {"seed": 3})
     data = load_fitted(path)
     assert data["seed"] == 3
     assert list(data["fixed_budget"]["weights"]) == budget["weights"]
+    assert data["fixed_confidence"]["tracking"] == confidence["tracking"]
     ZeroShot(weights=data["fixed_budget"]["weights"])
+
+
+def test_confidence_only_refit_keeps_the_fixed_budget_section(tmp_path, monkeypatch) -> None:
+    """``--retrain --confidence-only`` writes the fit of fixed confidence and copies the
+    fixed-budget section and the top-level numbers of ``--params`` unchanged (the grid
+    replaced by a stub: the plumbing, not the fit, is tested here)."""
+    from agents.zero_shot import fit
+    from agents.zero_shot.agent import FITTED_PATH
+
+    stub = {
+        "leader": "eb",
+        "beta": 0.6,
+        "tracking": False,
+        "forced": True,
+        "loss": -0.1,
+        "error": 0.0,
+        "cpu_seconds": 1.0,
+    }
+    monkeypatch.setattr(fit, "fit_confidence", lambda **_: dict(stub))
+    out = tmp_path / "fitted.toml"
+    seed = str(FITTED["seed"])
+    assert fit.main(["--retrain", "--confidence-only", "--seed", seed, "--out", str(out)]) == 0
+    data = load_fitted(out)
+    assert data["fixed_budget"] == FITTED["fixed_budget"]
+    assert {k: v for k, v in data.items() if not isinstance(v, dict)} == {
+        k: v for k, v in FITTED.items() if not isinstance(v, dict)
+    }
+    assert data["fixed_confidence"] == stub
+    section = FITTED_PATH.read_text().split("[fixed_confidence]")[0]
+    assert out.read_text().split("[fixed_confidence]")[0] == section
+    with pytest.raises(SystemExit):
+        fit.main(["--retrain", "--confidence-only", "--seed", "12345", "--out", str(out)])
+    with pytest.raises(SystemExit):
+        fit.main(["--confidence-only"])

@@ -28,6 +28,18 @@ Kaufmann 2016 Sec. 3.1's rule; EB-TC needs some exploration, Jourdan et al. 2022
 Posteriors (TS): Bernoulli (and rewards in [0, 1]): ``Beta(1 + S_a, 1 + N_a - S_a)``;
 Gaussian: ``N(mean_a, sigma^2 / N_a)`` (flat prior).
 
+Batches: one pull per request (a batch of one pull in every (b, r) model), unless the
+agent fills batches (``fill_batches``, :func:`_plan`): then each batch is
+``min(b, n r, pulls left)`` pulls, the round above repeated on *planned* counts (each
+planned pull adds one to its arm's count and keeps its mean: the "kriging believer"
+fantasy of Ginsbourger, Le Riche & Carraro 2010, used for batches of knowledge-gradient
+pulls in :mod:`agents.bayesian.batch_knowledge_gradient`; a sampled leader set is drawn
+from the posterior of the real pulls, as in batched Thompson sampling, Kandasamy et al.
+2018), an arm that has ``r`` pulls in the batch replaced by the other arm of its round's
+pair, else by RoundRobin's choice (fewest planned pulls; Jun et al. 2016, Algorithm 1);
+with no batch size the batch ends before the first round that picks a full arm. The
+stop is checked between batches on the real counts and means.
+
 The GLR statistic and the TC challenger are minima over pairs (i in a top set, j
 outside); they are computed over the Pareto fronts of (mean, pull count) kept across
 pulls by :mod:`agents.glr.fronts` (exact, see there), and by the full pass of
@@ -84,9 +96,10 @@ __all__ = ["EBTC", "EBTCI", "T3C", "TTTS", "TopTwo", "run"]
     P_FORCED,
     P_RESAMPLE,
     P_SAMPLER,
+    P_FILL,
     P_PRUNED,
-) = range(14)
-NP = 14
+) = range(15)
+NP = 15
 #: leaders; challengers.
 EB, TS = 0, 1
 TC, TCI, RESAMPLE = 0, 1, 2
@@ -162,11 +175,13 @@ def _ids_probability(family, sigma, ni, mi, nj, mj):
 @numba.njit(cache=True)
 def _build(ctx, prm):
     """The state after every arm's first pull: the sampler's posteriors and state, the
-    order and fronts (:mod:`agents.glr.fronts`), the top and leader sets, scratch."""
+    order and fronts (:mod:`agents.glr.fronts`), the top and leader sets, the tracking
+    sums, the batch plan of :func:`_plan` (arrays of one entry without it), scratch."""
     n, k = ctx.iv[engine.N], ctx.iv[engine.K]
     counts, means = ctx.counts, ctx.means
     leader_rule, challenger = int(prm[P_LEADER]), int(prm[P_CHALLENGER])
     pruned = prm[P_PRUNED] > 0.0
+    fill = prm[P_FILL] > 0.0
     sampler = int(prm[P_SAMPLER]) if leader_rule == TS else FULL
     post_a, post_b = np.empty(n), np.empty(n)  # the posteriors of the set sampler
     st = posterior_top_set.new_state(n if sampler != FULL else 1)
@@ -200,13 +215,47 @@ def _build(ctx, prm):
         np.empty(n),  # theta
         np.zeros(n),  # leads: sum of the leader probabilities of an arm's rounds as leader
         np.zeros(n),  # led_pulls: pulls of an arm in its rounds as leader
+        counts.copy() if fill else one,  # plan: the counts with the batch's planned pulls
+        np.zeros(n if fill else 1, dtype=np.int64),  # reps: an arm's pulls in the batch
+        np.zeros(n if fill else 1, dtype=np.int64),  # the batch's arms ...
+        np.zeros(n if fill else 1, dtype=np.int64),  # ... and their pulls
+        np.zeros(1, dtype=np.int64),  # the number of arms of the last batch
+        np.zeros(n if fill else 1),  # held: the batch's arms' means before it
     )
 
 
 @numba.njit(cache=True, _nrt=False)
-def _step(W, ctx, prm, pulled):
-    """Fold the pull of ``pulled`` in (``-1``: none yet), then ``(stop, arm)``: whether
-    the GLR rule stops, else the arm to pull next (see the module docstring)."""
+def _fold(W, ctx, prm, counts, a, real):
+    """Arm ``a``'s count (``counts[a]``) or mean changed: its place in the fronts, and,
+    for a real pull (not a planned one, ``real=False``: only its count moved), its place
+    in the order by mean and its posterior in the set sampler's state."""
+    post_a, post_b, st, one, G, S = W[:6]
+    k = ctx.iv[engine.K]
+    means = ctx.means
+    leader_rule, challenger = int(prm[P_LEADER]), int(prm[P_CHALLENGER])
+    pruned = prm[P_PRUNED] > 0.0
+    sampler = int(prm[P_SAMPLER]) if leader_rule == TS else FULL
+    if pruned:
+        fronts.pulled(S, counts, means, a)
+        if real and leader_rule == TS and challenger == TC:
+            fronts.order_pulled(G, means, a)
+    if real and sampler != FULL:
+        one[0] = a
+        if sampler == NORMAL_SET:
+            _normal_posterior_into(ctx.fv[engine.SIGMA], counts, means, post_a, post_b, one)
+        else:
+            posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
+        posterior_top_set.update(post_a, post_b, k, st, one)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _choose(W, ctx, prm, counts, t, check):
+    """``(stop, arm, i, j, p)``: whether the GLR rule stops (checked only if ``check``),
+    else the arm to pull after ``t`` pulls with pull counts ``counts``, the leader and
+    challenger of the round (``-1, -1``: a forced-exploration pull) and the leader's
+    probability (added to the leader's tracking sum); see the module docstring. A sampled
+    leader is drawn from the posterior of the real pulls (``ctx.counts``), whatever
+    ``counts``."""
     post_a, post_b, st, one, G, S, F, cand, top, in_top, lead, in_lead, theta = W[:13]
     leads, led_pulls = W[13], W[14]
     iv = ctx.iv
@@ -220,37 +269,25 @@ def _step(W, ctx, prm, pulled):
     pruned = prm[P_PRUNED] > 0.0
     sampler = int(prm[P_SAMPLER]) if leader_rule == TS else FULL
     ordered = pruned and leader_rule == TS and challenger == TC
-    counts, means, rng = ctx.counts, ctx.means, ctx.rng
-    t = float(iv[engine.PULLS])
-    if pruned and pulled >= 0:
-        fronts.pulled(S, counts, means, pulled)
-        if ordered:
-            fronts.order_pulled(G, means, pulled)
-    if sampler != FULL and pulled >= 0:
-        one[0] = pulled
-        if sampler == NORMAL_SET:
-            _normal_posterior_into(sigma, counts, means, post_a, post_b, one)
-        else:
-            posterior_of_arms_into(1.0, 1.0, counts, means, post_a, post_b, one)
-        posterior_top_set.update(post_a, post_b, k, st, one)
+    means, rng = ctx.means, ctx.rng
     z, i, j = stopping.empirical_statistic(
         pruned, S, F, family, sigma, counts, means, k, rng, cand, top, in_top
     )
-    if z > stopping.threshold(kind, t, delta, n_pairs, c_g):
-        return True, -1
+    if check and z > stopping.threshold(kind, t, delta, n_pairs, c_g):
+        return True, -1, -1, -1, 0.0
     if forced:
         floor = math.sqrt(t) - 0.5 * n
         if pruned:
             if fronts.min_count(S) < floor:
                 _c, m = fronts.min_count_arm(S)
-                return False, m
+                return False, m, -1, -1, 0.0
         else:
             m = 0
             for a in range(1, n):
                 if counts[a] < counts[m]:
                     m = a
             if counts[m] < floor:
-                return False, m
+                return False, m, -1, -1, 0.0
     if sampler != FULL:
         for a in lead:
             in_lead[a] = 0
@@ -258,7 +295,7 @@ def _step(W, ctx, prm, pulled):
         for a in lead:
             in_lead[a] = 1
     elif leader_rule == TS:
-        _posterior_sample(family, sigma, counts, means, rng, theta)
+        _posterior_sample(family, sigma, ctx.counts, means, rng, theta)
         stopping.top_set(theta, k, rng, cand, lead, in_lead)
     if ordered:
         _z, i, j = fronts.ordered_set_query(
@@ -269,7 +306,7 @@ def _step(W, ctx, prm, pulled):
             i = lead[0]
             j = -1
             for _ in range(max_resample):
-                _posterior_sample(family, sigma, counts, means, rng, theta)
+                _posterior_sample(family, sigma, ctx.counts, means, rng, theta)
                 best = 0
                 for a in range(1, n):
                     if theta[a] > theta[best]:
@@ -298,11 +335,125 @@ def _step(W, ctx, prm, pulled):
         leads[i] += p
         if led_pulls[i] <= leads[i]:
             led_pulls[i] += 1.0
-            return False, i
-        return False, j
+            return False, i, i, j, p
+        return False, j, i, j, p
     if rng.random() < p:
-        return False, i
-    return False, j
+        return False, i, i, j, p
+    return False, j, i, j, p
+
+
+@numba.njit(cache=True, _nrt=False)
+def _step(W, ctx, prm, pulled):
+    """Fold the pull of ``pulled`` in (``-1``: none yet), then ``(stop, arm)``: whether
+    the GLR rule stops, else the arm to pull next (see the module docstring)."""
+    if pulled >= 0:
+        _fold(W, ctx, prm, ctx.counts, pulled, True)
+    stop, arm, _i, _j, _p = _choose(W, ctx, prm, ctx.counts, float(ctx.iv[engine.PULLS]), True)
+    return stop, arm
+
+
+@numba.njit(cache=True, _nrt=False)
+def _room_arm(plan, reps, r, rng):
+    """The arm with room in the batch (``reps < r``) of fewest planned pulls, ties
+    uniformly at random (RoundRobin's rule, Jun et al. 2016 Algorithm 1)."""
+    arm = -1
+    ties = 0
+    for a in range(plan.shape[0]):
+        if reps[a] >= r:
+            continue
+        if arm < 0 or plan[a] < plan[arm]:
+            arm, ties = a, 1
+        elif plan[a] == plan[arm]:
+            ties += 1
+            if rng.random() * ties < 1.0:
+                arm = a
+    return arm
+
+
+@numba.njit(cache=True, _nrt=False)
+def _plan(W, ctx, prm):
+    """Fill batches (``P_FILL``): fold the last batch in, then ``(stop, m)``: whether the
+    GLR rule stops, else the next batch's ``m`` arms and pulls in ``W[17][:m]`` and
+    ``W[18][:m]`` (``m = 0``: one pull of ``W[17][0]``, a request of one arm).
+
+    The batch has ``min(b, n r, pulls left)`` pulls (each bound only where the env sets
+    it), chosen by the Top-Two round (:func:`_choose`) repeated on the planned counts;
+    with no batch size ``b``, the batch ends before the first round that picks an arm
+    with ``r`` pulls in it (that round undone): filling ``n r`` pulls would pull every
+    arm ``r`` times, uniform allocation. Each planned pull adds one to its arm's count
+    (its mean kept, no reward), which moves the transportation costs of the challenger,
+    the forced-exploration floor and the tracking sums as a real pull would; a sampled
+    leader set is drawn afresh each round
+    from the posterior of the real pulls (batched Thompson sampling: Kandasamy,
+    Krishnamurthy, Schneider & Poczos 2018). An arm that already has ``r`` pulls in the
+    batch gives its place to the other arm of the round's pair, else to the arm with
+    room of fewest planned pulls (:func:`_room_arm`). The GLR rule is checked once per
+    batch, on the real counts and means. A batch of one pull is exactly :func:`_step`'s
+    pull (the same state and draws)."""
+    leads, led_pulls, plan, reps, arms, times, last, held = W[13:21]
+    iv = ctx.iv
+    counts, means = ctx.counts, ctx.means
+    # the batch's arms one at a time, as pulls of one arm: the fronts and the order by
+    # mean move one arm whose mean changed at a time (the others at their old means)
+    for q in range(last[0]):
+        a = arms[q]
+        new = means[a]
+        means[a] = held[a]
+        held[a] = new
+    for q in range(last[0]):
+        a = arms[q]
+        means[a] = held[a]
+        plan[a] = counts[a]  # (the batch was the plan: the same counts)
+        _fold(W, ctx, prm, counts, a, True)
+    t = iv[engine.PULLS]
+    stop, arm, i, j, _p = _choose(W, ctx, prm, counts, float(t), True)
+    if stop:
+        return True, 0
+    n, b, r = iv[engine.N], iv[engine.B], iv[engine.R]
+    size = n * r if r >= 0 else b
+    if b >= 0 and b < size:
+        size = b
+    left = engine.pulls_left(ctx)
+    if left >= 0 and left < size:
+        size = left
+    if size <= 1:
+        arms[0] = arm
+        held[arm] = means[arm]
+        last[0] = 1
+        return False, 0
+    track = prm[P_TRACK] > 0.0
+    m = 0
+    for p in range(size):
+        if p > 0:
+            _s, arm, i, j, lp = _choose(W, ctx, prm, plan, float(t + p), False)
+            if b < 0 and reps[arm] >= r:  # no batch size: the batch ends, the round undone
+                if track and i >= 0:
+                    leads[i] -= lp
+                    if arm == i:
+                        led_pulls[i] -= 1.0
+                break
+        if r >= 0 and reps[arm] >= r:
+            chosen = arm
+            if i >= 0 and reps[i + j - arm] < r:
+                arm = i + j - arm  # the other arm of the pair
+            else:
+                arm = _room_arm(plan, reps, r, ctx.rng)
+            if track and chosen == i:  # the leader's tracked pulls: those it got
+                led_pulls[i] -= 1.0
+            if track and arm == i:
+                led_pulls[i] += 1.0
+        if reps[arm] == 0:
+            arms[m] = arm
+            m += 1
+        reps[arm] += 1
+        plan[arm] += 1
+        _fold(W, ctx, prm, plan, arm, False)
+    for q in range(m):
+        times[q] = reps[arms[q]]
+        reps[arms[q]] = 0
+        held[arms[q]] = means[arms[q]]
+    last[0] = m
+    return False, m
 
 
 @numba.njit(cache=True)
@@ -330,11 +481,31 @@ def _next(fr, pulled):
     return stop, arm
 
 
+@numba.njit(cache=True)
+def _next_batch(fr):
+    """:func:`_plan` on the frame's state: ``(stop, code)``, the next batch as an arm
+    (one pull) or the request code of :func:`agents.engine.request_pull`."""
+    ctx, prm, W = fr.ctx, fr.prm, fr.state
+    stop, m = _plan(W, ctx, prm)
+    if stop:
+        _answer(W, ctx, prm)
+        return True, 0
+    if m == 0:
+        return False, W[17][0]
+    return False, engine.request_pull(ctx, W[17][:m], W[18][:m])
+
+
 @numba.njit
 def run(ctx, prm):
     """The Top-Two family (see the module docstring); ``prm`` as :class:`TopTwo.params`."""
     yield engine.request_each(ctx, np.arange(ctx.iv[engine.N]), 1)
     fr = _start(ctx, prm)
+    if prm[P_FILL] > 0.0:
+        while True:
+            stop, code = _next_batch(fr)
+            if stop:
+                return
+            yield code
     pulled = -1
     while True:
         stop, pulled = _next(fr, pulled)
@@ -348,12 +519,31 @@ def episode(ctx, prm, env, counts, sums, emp, cost, max_steps):
     """The fast path: :func:`agents.engine.drive` on :func:`run`, without the generator
     (the same steps and draws; the state is a local variable, not a frame)."""
     iv = ctx.iv
-    outcome, reward, _, step_reward = engine.serve_each_once(
+    outcome, reward, scr, step_reward = engine.serve_each_once(
         ctx, env, counts, sums, emp, cost, max_steps
     )
     if outcome == engine.SAMPLING_OVER:
         return engine.SAMPLING_OVER, reward
     W = _build(ctx, prm)
+    if prm[P_FILL] > 0.0:
+        arms, times = W[17], W[18]
+        while True:
+            stop, m = _plan(W, ctx, prm)
+            if stop:
+                _answer(W, ctx, prm)
+                iv[engine.FINISHED] = 1
+                return engine.AGENT_STOPPED, reward
+            if m == 0:
+                outcome, reward = engine.serve_arm(
+                    ctx, env, counts, sums, emp, arms[0], reward, step_reward, max_steps
+                )
+            else:
+                code = engine.request_pull(ctx, arms[:m], times[:m])
+                outcome, reward = engine.serve_request(
+                    ctx, code, env, counts, sums, emp, reward, step_reward, max_steps, scr
+                )
+            if outcome == engine.SAMPLING_OVER:
+                return engine.SAMPLING_OVER, reward
     pulled = -1
     while True:
         stop, pulled = _step(W, ctx, prm, pulled)
@@ -385,14 +575,18 @@ class TopTwo(stopping.GLRAgent):
         seed: seed of the agent's generator (ties, coins, posterior samples).
 
     Settings: fixed confidence (GLR stopping), and fixed budget as an anytime
-    algorithm (answer: the empirical top k). Any ``batch_size``/``repeat_limit`` (one
-    pull per request).
+    algorithm (answer: the empirical top k). Any ``batch_size``/``repeat_limit``: one
+    pull per request, or, in a subclass that sets ``fill_batches``, batches of
+    ``min(b, n r, pulls left)`` pulls planned by :func:`~agents.glr.top_two._plan` (the
+    GLR rule checked between batches).
     """
 
     kernel = staticmethod(run)
     episode_kernel = staticmethod(episode)
     leader = EB
     challenger = TC
+    #: fill every batch of the (b, r) model (:func:`_plan`) instead of one pull a batch.
+    fill_batches = False
 
     def __init__(
         self,
@@ -433,6 +627,7 @@ class TopTwo(stopping.GLRAgent):
         prm[P_FORCED] = 1.0 if self.forced else 0.0
         prm[P_RESAMPLE] = self.max_resample
         prm[P_SAMPLER] = self._sampler()
+        prm[P_FILL] = 1.0 if self.fill_batches else 0.0
         return tuple(prm[P_BETA:P_PRUNED])
 
     def _sampler(self) -> int:

@@ -60,6 +60,9 @@ def load_fitted(path: str | Path = FITTED_PATH) -> dict[str, Any]:
         if section not in data:
             raise ValueError(f"{path}: no [{section}] section")
     check_weights(data["fixed_budget"]["weights"])
+    for key in ("leader", "beta", "tracking", "forced"):
+        if key not in data["fixed_confidence"]:
+            raise ValueError(f"{path}: no {key} in [fixed_confidence]")
     return data
 
 
@@ -84,14 +87,27 @@ class ZeroShot(top_two.TopTwo):
     generator of many families instead of one prior.
 
     Fixed confidence: a Top-Two sampling rule (:mod:`agents.glr.top_two`: leader,
-    transportation-cost challenger, leader probability) whose leader rule and leader
-    probability are the fitted ones, stopped by the GLR rule of
-    :mod:`agents.glr.stopping`. **Guarantee**: with ``threshold="gk2016"`` (Garivier &
+    transportation-cost challenger, leader probability) whose leader rule, leader
+    probability, tracking (or a coin) and forced exploration (on or off) are the fitted
+    ones (shipped: a Thompson-sample leader, ``beta = 1/2``, tracking, no forced
+    exploration), stopped by the GLR rule of :mod:`agents.glr.stopping`. In the (b, r)
+    batch model each batch is filled (:func:`agents.glr.top_two._plan`): ``min(b, n r)``
+    pulls, the Top-Two round repeated on the counts with the batch's planned pulls added
+    (no rewards; the leader set drawn from the posterior of the real pulls; an arm with
+    ``r`` planned pulls gives its place to the other arm of its pair, else to the arm
+    with room of fewest pulls); with no batch size the batch ends before the first round
+    that picks an arm with ``r`` planned pulls; at ``b = 1`` this is the one-pull rule.
+
+    **Guarantee**: the GLR statistic is checked on the real counts and means before every
+    batch, the only times the agent can stop. With ``threshold="gk2016"`` (Garivier &
     Kaufmann 2016, Theorem 10) or ``"kk2021"`` (Gaussian rewards; Kaufmann & Koolen 2021,
-    Theorem 9) the GLR stop is delta-correct on every instance whatever the sampling rule,
-    so whatever was fitted; with the default ``"log"`` (the threshold of the papers'
-    experiments and of the suite's other GLR agents) it carries no proof, as for them
-    (``delta-calibration`` measures the error it delivers).
+    Theorem 9) that stop is delta-correct on every instance whatever the sampling rule,
+    batched or not, so whatever was fitted (the theorems bound the probability that the
+    statistic ever exceeds the threshold with a wrong empirical answer, at any time; a
+    rule that looks only at batch boundaries looks at fewer times). With the default
+    ``"log"`` (the threshold of the papers' experiments and of the suite's other GLR
+    agents) it carries no proof, as for them (``delta-calibration`` measures the error it
+    delivers).
 
     Args:
         delta: the confidence parameter of fixed confidence, in (0, 1).
@@ -100,18 +116,23 @@ class ZeroShot(top_two.TopTwo):
             or a mapping by :data:`~agents.zero_shot.index.WEIGHT_NAMES`.
         leader: fixed confidence's leader rule, ``"eb"`` or ``"ts"`` (default: fitted).
         beta: fixed confidence's leader probability (default: fitted).
+        tracking: fixed confidence's selection of the leader, ``True`` by tracking,
+            ``False`` by a coin (default: fitted).
+        forced: fixed confidence's forced exploration, ``True`` or ``False`` (default:
+            fitted).
         block: fixed budget where batches are free: a block is ``max(b, pulls left //
             block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; a value above the
             budget decides every pull).
         seed: seeds ties, blocks' first pulls and the Top-Two coins.
 
     Settings: fixed budget (a pull budget or ``max_batches``, any ``batch_size`` and
-    ``repeat_limit``) and fixed confidence; Bernoulli, categorical (rewards in [0, 1])
-    and Gaussian rewards (the env's sigma).
+    ``repeat_limit``) and fixed confidence (any ``batch_size`` and ``repeat_limit``);
+    Bernoulli, categorical (rewards in [0, 1]) and Gaussian rewards (the env's sigma).
     """
 
     name = "zero_shot"
     settings: ClassVar[frozenset[str]] = frozenset({FIXED_BUDGET, FIXED_CONFIDENCE})
+    fill_batches = True
 
     def __init__(
         self,
@@ -121,6 +142,8 @@ class ZeroShot(top_two.TopTwo):
         weights: Any = None,
         leader: str | None = None,
         beta: float | None = None,
+        tracking: bool | None = None,
+        forced: bool | None = None,
         block: int = index.BLOCK,
         seed: int | None = None,
     ) -> None:
@@ -129,12 +152,17 @@ class ZeroShot(top_two.TopTwo):
         if leader not in LEADERS:
             raise ValueError(f"leader={leader!r} must be one of {sorted(LEADERS)}")
         beta = float(fc["beta"]) if beta is None else beta
+        tracking = bool(fc["tracking"]) if tracking is None else tracking
+        forced = bool(fc["forced"]) if forced is None else forced
+        for name, value in (("tracking", tracking), ("forced", forced)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name}={value!r} must be True or False (or None: fitted)")
         super().__init__(
             delta=delta,
             threshold=threshold,
             beta=beta,
-            tracking=bool(fc.get("tracking", True)),
-            forced=bool(fc.get("forced", True)),
+            tracking=tracking,
+            forced=forced,
             seed=seed,
         )
         self.leader_name = leader
@@ -182,5 +210,6 @@ class ZeroShot(top_two.TopTwo):
     def __repr__(self) -> str:
         return (
             f"ZeroShot(delta={self.delta}, threshold={self.threshold!r}, "
-            f"leader={self.leader_name!r}, beta={self.beta}, weights={list(self.weights)})"
+            f"leader={self.leader_name!r}, beta={self.beta}, tracking={self.tracking}, "
+            f"forced={self.forced}, weights={list(self.weights)})"
         )

@@ -3,8 +3,10 @@
 ``python -m agents.zero_shot.fit --retrain`` refits both settings and writes
 ``agents/zero_shot/fitted.toml`` (the shipped parameters); ``--seed S --out FILE`` fits
 with another seed elsewhere (the extra training seeds of the learned-zero-shot page);
-without ``--retrain`` the parameters of ``--params`` (default: the shipped ones) are
-evaluated on held-out problems of the generator.
+``--retrain --confidence-only`` refits fixed confidence alone and keeps the fixed-budget
+section (and the top-level numbers of its fit) of ``--params``; without ``--retrain``
+the parameters of ``--params`` (default: the shipped ones) are evaluated on held-out
+problems of the generator.
 
 Fixed budget: the cross-entropy method (Rubinstein & Kroese, *The Cross-Entropy Method*,
 Springer 2004) over the score's weights, starting at zero (Gaussian KG* on the
@@ -18,11 +20,13 @@ the score's loss changes by under 1%, within the noise of 384 episodes), so the
 structure of the score, not its weights, carries the agent.
 
 Fixed confidence: a grid over the Top-Two leader rule (empirical best or Thompson
-sample) and leader probability ``beta`` in {0.3, ..., 0.7}, each scored by the mean over
-problems of ``log(mean samples / EB-TC's mean samples)`` on fixed-confidence problems of
-the generator (n in 3..30, a gap of at least 0.05 at the top-k boundary, delta 0.01 or
-0.1, the GLR stop with the ``"log"`` threshold); the stop is the same for every
-candidate, so the fit chooses only what to sample.
+sample), the leader probability ``beta`` in {0.4, 0.5, 0.6}, how it is realised
+(tracking or a coin) and forced exploration (on or off): 24 candidates, each scored by
+the mean over problems of ``log(mean samples / EB-TC's mean samples)`` on
+fixed-confidence problems of the generator (n in 3..30, a gap of at least 0.05 at the
+top-k boundary, delta 0.01 or 0.1, one pull per batch, the GLR stop with the ``"log"``
+threshold; 40 problems, 10 runs each); the stop is the same for every candidate, so the
+fit chooses only what to sample.
 """
 
 from __future__ import annotations
@@ -45,9 +49,11 @@ from agents.zero_shot.agent import FITTED_PATH, ZeroShot, load_fitted
 
 __all__ = ["Episode", "episodes", "fit_budget", "fit_confidence", "main", "regrets"]
 
-#: the fixed-confidence grid.
-BETAS = (0.3, 0.4, 0.5, 0.6, 0.7)
+#: the fixed-confidence grid: leader rule x beta x tracking x forced exploration.
 LEADERS = ("eb", "ts")
+BETAS = (0.4, 0.5, 0.6)
+TRACKING = (True, False)
+FORCED = (True, False)
 
 
 @dataclass(frozen=True)
@@ -172,18 +178,29 @@ def _confidence_specs(count: int, seed: int) -> list[tuple[generator.Spec, np.nd
     return out
 
 
-def _samples(args: tuple[str, float, Sequence[tuple[Any, np.ndarray, float]], int]) -> np.ndarray:
+#: a fixed-confidence candidate: (leader, beta, tracking, forced); leader "eb_tc": EB-TC.
+Candidate = tuple[str, float, bool, bool]
+
+
+def _samples(args: tuple[Candidate, Sequence[tuple[Any, np.ndarray, float]], int]) -> np.ndarray:
     from agents.glr.top_two import EBTC
     from agents.runner import run_episode
 
-    leader, beta, probs, runs = args
+    (leader, beta, tracking, forced), probs, runs = args
     out = np.empty((len(probs), runs, 2))
     for p, (spec, means, delta) in enumerate(probs):
         for run in range(runs):
             agent: Any = (
                 EBTC(delta=delta, seed=run)
                 if leader == "eb_tc"
-                else ZeroShot(delta=delta, leader=leader, beta=beta, seed=run)
+                else ZeroShot(
+                    delta=delta,
+                    leader=leader,
+                    beta=beta,
+                    tracking=tracking,
+                    forced=forced,
+                    seed=run,
+                )
             )
             env = generator.make_env(spec, means, setting="fixed_confidence")
             res = run_episode(env, agent, seed=1000 * p + run)
@@ -194,23 +211,51 @@ def _samples(args: tuple[str, float, Sequence[tuple[Any, np.ndarray, float]], in
 def fit_confidence(
     seed: int = 0, problems: int = 40, runs: int = 10, jobs: int = 2, log: Any = print
 ) -> dict[str, Any]:
-    """The grid fit of fixed confidence's leader rule and probability (module docstring)."""
+    """The grid fit of fixed confidence's sampling rule (module docstring): the leader
+    rule, ``beta``, tracking and forced exploration of least loss, with its loss, its
+    error rate over the episodes and the fit's CPU time (process and workers)."""
+    start = _cpu_seconds()
     probs = _confidence_specs(problems, seed)
-    grid = [("eb_tc", 0.5)] + [(lead, b) for lead in LEADERS for b in BETAS]
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs) as pool:
-        results = pool.map(_samples, [(lead, b, probs, runs) for lead, b in grid])
+    grid: list[Candidate] = [("eb_tc", 0.5, True, True)] + [
+        (lead, b, tr, fo) for lead in LEADERS for b in BETAS for tr in TRACKING for fo in FORCED
+    ]
+    pool = multiprocessing.get_context("fork").Pool(jobs)
+    try:
+        results = pool.map(_samples, [(cand, probs, runs) for cand in grid])
+    finally:
+        pool.close()
+        pool.join()  # (the workers' CPU time counts once they are waited for)
     ref = results[0][:, :, 0].mean(axis=1)
     table = []
-    for (lead, b), res in zip(grid[1:], results[1:], strict=True):
+    for (lead, b, tr, fo), res in zip(grid[1:], results[1:], strict=True):
         loss = float(np.mean(np.log(res[:, :, 0].mean(axis=1) / ref)))
         error = float(res[:, :, 1].mean())
-        table.append((loss, lead, b, error))
-        log(f"leader {lead}, beta {b}: log samples / EB-TC's {loss:+.4f}, error {error:.4f}")
-    loss, lead, b, error = min(table)
+        table.append((loss, lead, b, tr, fo, error))
+        log(
+            f"leader {lead}, beta {b}, tracking {tr}, forced {fo}: "
+            f"log samples / EB-TC's {loss:+.4f}, error {error:.4f}"
+        )
+    loss, lead, b, tr, fo, error = min(table)
     ref_error = results[0][:, :, 1].mean()
-    log(f"fitted: leader {lead}, beta {b} ({loss:+.4f}; EB-TC's error {ref_error:.4f})")
-    return {"leader": lead, "beta": b, "loss": round(loss, 4), "error": round(error, 4)}
+    log(
+        f"fitted: leader {lead}, beta {b}, tracking {tr}, forced {fo} ({loss:+.4f}; "
+        f"EB-TC's error {ref_error:.4f})"
+    )
+    return {
+        "leader": lead,
+        "beta": b,
+        "tracking": tr,
+        "forced": fo,
+        "loss": round(loss, 4),
+        "error": round(error, 4),
+        "cpu_seconds": round(_cpu_seconds() - start, 1),
+    }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished workers."""
+    own, workers = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 def write(
@@ -228,9 +273,8 @@ def write(
         f"{key} = {value(budget[key])}" for key in ("weights", "loss", "loss_at_zero", "history")
     ]
     lines += ["", "[fixed_confidence]"]
-    lines += [f"{key} = {value(confidence[key])}" for key in ("leader", "beta")]
-    lines += ["tracking = true", "forced = true"]
-    lines += [f"{key} = {value(confidence[key])}" for key in ("loss", "error")]
+    keys = ("leader", "beta", "tracking", "forced", "loss", "error", "cpu_seconds")
+    lines += [f"{key} = {value(confidence[key])}" for key in keys if key in confidence]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -245,7 +289,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--problems", type=int, default=48)
     parser.add_argument("--iterations", type=int, default=4)
+    parser.add_argument(
+        "--confidence-only",
+        action="store_true",
+        help="with --retrain: refit fixed confidence only; keep --params' fixed budget",
+    )
+    parser.add_argument("--confidence-problems", type=int, default=40)
+    parser.add_argument("--confidence-runs", type=int, default=10)
     args = parser.parse_args(argv)
+    if args.confidence_only and not args.retrain:
+        parser.error("--confidence-only needs --retrain")
+    if args.confidence_only:
+        fitted = load_fitted(args.params)
+        if fitted.get("seed", args.seed) != args.seed:
+            parser.error(
+                f"--seed {args.seed}: the fixed budget of {args.params} was fitted with "
+                f"seed {fitted['seed']}; pass --seed {fitted['seed']}"
+            )
+        confidence = fit_confidence(
+            seed=args.seed,
+            problems=args.confidence_problems,
+            runs=args.confidence_runs,
+            jobs=args.jobs,
+        )
+        budget = fitted["fixed_budget"]
+        meta = {key: v for key, v in fitted.items() if not isinstance(v, dict)}
+        write(args.out, budget, confidence, meta)
+        print(f"wrote {args.out} (fixed confidence: {confidence['cpu_seconds']} CPU s)")
+        return 0
     if not args.retrain:
         fitted = load_fitted(args.params)
         specs = generator.draw_specs(args.problems, 10_000 + args.seed)
@@ -262,9 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed, problems=args.problems, iterations=args.iterations, jobs=args.jobs
     )
     print(f"fixed budget: {budget}", flush=True)
-    confidence = fit_confidence(seed=args.seed, jobs=args.jobs)
-    own, workers = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    cpu = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+    confidence = fit_confidence(
+        seed=args.seed,
+        problems=args.confidence_problems,
+        runs=args.confidence_runs,
+        jobs=args.jobs,
+    )
+    cpu = _cpu_seconds()
     meta = {
         "seed": args.seed,
         "problems": args.problems,
