@@ -291,14 +291,18 @@ class Rollouts:
             counts[rows], means[rows] = last["counts"], last["means"]
         start = np.asarray(before["counts"], dtype=np.int64)
         pulls = counts - start
-        reward = top_k_posterior_value(counts, means, self.prior, self.k) - top_k_posterior_value(
-            start, before["means"], self.prior, self.k
-        )
+        before_means = np.asarray(before["means"], dtype=np.float64)
+        reward = np.empty(len(pulls))
         few = np.prod(pulls + 1.0, axis=1) <= EXPECTED_OUTCOMES
         if few.any():
             reward[few] = expected_value_gain(
-                start[few], np.asarray(before["means"])[few], pulls[few], self.prior, self.k
+                start[few], before_means[few], pulls[few], self.prior, self.k
             )
+        many = ~few
+        if many.any():  # one-pull tasks never get here: no sort on their hot path
+            reward[many] = top_k_posterior_value(
+                counts[many], means[many], self.prior, self.k
+            ) - top_k_posterior_value(start[many], before_means[many], self.prior, self.k)
         return reward
 
 
