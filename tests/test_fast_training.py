@@ -178,6 +178,28 @@ def test_tiny_training_saves_a_model_that_plays_as_trained(tmp_path):
     assert scores.shape == (20,) and np.all((scores >= 0) & (scores <= 1))
 
 
+def test_initial_network_of_another_n_starts_the_training():
+    """A curriculum's stage: the weights of a 4-arm run start a 10-arm run (the arm-set
+    weights do not depend on n); zero steps of training keep them exactly."""
+    small = {**PRESETS["one-pull"][1], "n_arms": 4, "k": 1, "budget": 20}
+    tiny = dict(num_envs=16, n_steps=4, eval_episodes=0, compile=False, seed=1)
+    first = fast_train(FastConfig("TopK-v0", small, total_timesteps=256, **tiny), log=None)
+    second = fast_train(
+        FastConfig("one-pull", total_timesteps=0, **tiny), initial=first.net, log=None
+    )
+    assert second.net.n_arms == 10 and second.metadata["training"]["warm_start"]
+    for name, weight in first.net.state_dict().items():
+        torch.testing.assert_close(second.net.state_dict()[name], weight, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="layout"):
+        fast_train(
+            FastConfig("one-pull", total_timesteps=0, hidden=8, **tiny),
+            initial=first.net,
+            log=None,
+        )
+    with pytest.raises(TypeError, match="FastArmSetNet"):
+        fast_train(FastConfig("one-pull", total_timesteps=0, **tiny), initial={}, log=None)
+
+
 def test_fast_config_refuses_bad_values():
     with pytest.raises(ValueError, match="algo='dqn'"):
         FastConfig("one-pull", algo="dqn")

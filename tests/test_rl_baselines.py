@@ -290,6 +290,27 @@ def test_mean_curve_interpolates_each_seed_within_its_own_range() -> None:
     assert c["n"].tolist() == [2, 2, 2, 1]
 
 
+def test_fast_only_config_has_the_full_configs_points_and_no_sb3_row() -> None:
+    """--fast-only: the fast rows and references of the full config, nothing else, on
+    the same points and episodes (its scores join a full run's tables)."""
+    full = rl_baselines.experiment_config(tuned={})
+    only = rl_baselines.experiment_config(tuned={}, sb3=False)
+    fast = [t for t in full["train"] if t.get("fast")]
+    assert only["train"] == fast and len(fast) == 30
+    sb3 = {t["model"] for t in full["train"]} - {t["model"] for t in fast}
+    assert [p["label"] for p in only["points"]] == [p["label"] for p in full["points"]]
+    for a, b in zip(only["points"], full["points"], strict=True):
+        assert a["env"] == b["env"] and a["agents"] == [x for x in b["agents"] if x not in sb3]
+    assert only["runs"] == full["runs"] and only["env"] == full["env"]
+    assert {a["label"] for a in only["agents"]} == {a["label"] for a in full["agents"]} - sb3
+    assert "no stable-baselines3 rows" in only["description"]
+    assert tomllib.loads(rl_baselines.to_toml(only)) == only
+    with pytest.raises(ValueError, match="no model"):
+        rl_baselines.experiment_config(fast=False, sb3=False)
+    with pytest.raises(SystemExit):
+        rl_baselines.main(["config", "--fast-only", "--no-fast"])
+
+
 def test_fast_rows_are_the_learned_algorithm_fast_ppo(tmp_path) -> None:
     """A fast_ppo-TASK-sN model is a seed of the learned algorithm fast_ppo; its
     sidecar's evaluations (both modes, no top-level score) make its learning curve."""

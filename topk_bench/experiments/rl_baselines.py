@@ -163,11 +163,15 @@ def experiment_config(
     episodes: int = EPISODES,
     tuned: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
     fast: bool = True,
+    sb3: bool = True,
 ) -> dict[str, Any]:
     """The ``rl-baselines`` config as a dict (:func:`to_toml` writes it).
 
     ``fast``: also the fast rows (:func:`fast_runs`: ``fast = true`` trainings of
     :data:`FAST_TIMESTEPS` steps, models ``fast_ppo-TASK-sN``), after the SB3 ones.
+    ``sb3=False``: no stable-baselines3 rows (the fast rows and the reference agents
+    alone, with the same points and held-out episodes, so their scores join those of a
+    full run's table); it needs ``fast``.
 
     ``tuned``: ``(task, algo) -> algo_kwargs`` (:func:`topk_bench.experiments.rl_tuning.read_tuned`
     reads them from the files of ``tune``): each such pair also trains its seeds with
@@ -179,6 +183,8 @@ def experiment_config(
     from agents.learned.families import BETA_5_5, LADDER, reference_agents, reference_label
     from topk_bench.experiments.rl_tuning import shipped_tuned
 
+    if not (fast or sb3):
+        raise ValueError("fast=False and sb3=False: the config would train no model")
     tuned = shipped_tuned() if tuned is None else dict(tuned)
     default = runs(seeds)
     pairs = {(preset.removesuffix("-pbp"), algo) for _, preset, algo, _ in default}
@@ -194,6 +200,8 @@ def experiment_config(
         for model, preset, algo, seed in default
         if (preset.removesuffix("-pbp"), algo) in tuned
     ]
+    if not sb3:
+        every, tuned = [], {}
     fast_rows = fast_runs(seeds) if fast else []
     variants = (
         f"; {len(tuned)} (task, algorithm) pairs also with tuned hyper-parameters (models "
@@ -204,13 +212,17 @@ def experiment_config(
     cfg: dict[str, Any] = {
         "name": "rl-baselines",
         "description": (
-            "Standard RL algorithms (stable-baselines3's PPO, A2C and DQN, sb3-contrib's "
-            "RecurrentPPO and MaskablePPO, their default hyper-parameters in "
-            "agents.learned.algos) on every task of the ladder (agents.learned.families."
-            f"LADDER), {seeds} training seeds each, {timesteps:,} environment steps per "
-            f"training run, validated on 100 episodes (vector validation){variants}"
+            (
+                "Standard RL algorithms (stable-baselines3's PPO, A2C and DQN, sb3-contrib's "
+                "RecurrentPPO and MaskablePPO, their default hyper-parameters in "
+                "agents.learned.algos) on every task of the ladder (agents.learned.families."
+                f"LADDER), {seeds} training seeds each, {timesteps:,} environment steps per "
+                f"training run, validated on 100 episodes (vector validation){variants}; and "
+                if sb3
+                else "The fast rows of rl-baselines alone (no stable-baselines3 rows): "
+            )
             + (
-                f"; and the fast path's PPO (agents.learned.fast, models fast_ppo-TASK-sN) on "
+                f"the fast path's PPO (agents.learned.fast, models fast_ppo-TASK-sN) on "
                 f"the {len({p for _, p, _ in fast_rows})} tasks of TopK-v0 and TopK-Batch-v0 "
                 f"families, {seeds} seeds each, {FAST_TIMESTEPS:,} steps per training run, "
                 f"validated on {FAST_EVAL_EPISODES:,} episodes every {FAST_EVAL_EVERY:,} steps"
@@ -1119,6 +1131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{FAST_TIMESTEPS:,} steps on agents.learned.fast)",
     )
     config.add_argument(
+        "--fast-only",
+        action="store_true",
+        help="only the fast rows and the reference agents (no stable-baselines3 rows; "
+        "their scores join those of a full run's tables)",
+    )
+    config.add_argument(
         "--tuned",
         nargs="+",
         default=(),
@@ -1152,7 +1170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from topk_bench.experiments.rl_tuning import read_tuned
 
         tuned = read_tuned(args.tuned) if args.tuned else None
-        print(to_toml(experiment_config(tuned=tuned, fast=not args.no_fast)), end="")
+        if args.no_fast and args.fast_only:
+            parser.error("--no-fast and --fast-only: the config would train no model")
+        cfg = experiment_config(tuned=tuned, fast=not args.no_fast, sb3=not args.fast_only)
+        print(to_toml(cfg), end="")
         return 0
     if args.command == "searches":
         from topk_bench.experiments.rl_tuning import read_records, search_table, shipped_records

@@ -337,8 +337,35 @@ def to_sb3(
     return model
 
 
-def fast_train(config: FastConfig, *, log: Callable[[str], None] | None = print) -> FastResult:
-    """Train ``config.algo`` on the fast path; validate, export and (optionally) save it."""
+def _load_initial(net: FastArmSetNet, initial: FastArmSetNet) -> None:
+    """Copy ``initial``'s weights into ``net``; a clear error when the layouts differ."""
+    if not isinstance(initial, FastArmSetNet):
+        raise TypeError(f"initial must be a FastArmSetNet, not {type(initial).__name__}")
+    layout = ("arm_features", "n_global", "logits_per_arm", "stop", "hidden", "layers", "shared")
+    theirs = {name: getattr(initial, name) for name in layout}
+    ours = {name: getattr(net, name) for name in layout}
+    if theirs != ours:
+        raise ValueError(
+            f"initial network's layout {theirs} is not this config's {ours} (only n_arms "
+            "may differ)"
+        )
+    net.load_state_dict(initial.state_dict())
+
+
+def fast_train(
+    config: FastConfig,
+    *,
+    initial: FastArmSetNet | None = None,
+    log: Callable[[str], None] | None = print,
+) -> FastResult:
+    """Train ``config.algo`` on the fast path; validate, export and (optionally) save it.
+
+    ``initial``: start from this network's weights (a curriculum's earlier stage, e.g.
+    ``FastResult.net`` of another family): the arm-set weights do not depend on the
+    number of arms, so a network of another ``n`` (or budget) fits when its features,
+    global entries, action layout and sizes are this config's. The optimizer starts
+    afresh.
+    """
     if not isinstance(config, FastConfig):
         raise TypeError(f"fast_train() takes a FastConfig, not {type(config).__name__}")
     say = log or (lambda _msg: None)
@@ -348,6 +375,8 @@ def fast_train(config: FastConfig, *, log: Callable[[str], None] | None = print)
     kwargs = training_kwargs(config.env_id, config.env_kwargs)
     transform = _transform(config, kwargs)
     net, law = _network(config, transform, kwargs)
+    if initial is not None:
+        _load_initial(net, initial)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     rollouts = Rollouts(
         config.env_id,
@@ -445,6 +474,7 @@ def fast_train(config: FastConfig, *, log: Callable[[str], None] | None = print)
         "policy": "arm-set",
         "fast_config": jsonable({k: v for k, v in asdict(config).items() if k != "save_path"}),
         "seed": config.seed,
+        "warm_start": initial is not None,
         "reward": config.reward,
         "reward_scale": config.reward_scale,
         "timesteps": steps,
