@@ -24,7 +24,15 @@ Variants (each the fast path's defaults but for the change named):
 * ``no-prior``: neither the prior's features nor its reward: counts and means, the env's
   reward (ablation (b) with (a));
 * ``gamma-0.9``: the posterior reward with discount 0.9 (GAE lambda 0.8);
-* ``a2c``: A2C instead of PPO.
+* ``a2c``: A2C instead of PPO;
+* ``recurrent``: a GRU memory across the episode's steps (``FastConfig(recurrent=True)``,
+  truncated backprop through time over each rollout), the prior known as in ``default``;
+* ``recurrent-no-prior``: the recurrent network without the prior (counts and means, the
+  env's reward): the RL^2 setting (Duan et al. 2016), to set against ``no-prior``.
+
+A recurrent network is not saved (the saved models are feed-forward): the held-out
+episodes play its network through :class:`agents.learned.fast.agent.NetAgent`, in the
+mode and with the answer its saved model would have.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import numpy as np
 from agents.learned.evaluation import TEST_SEED0, evaluate
 from agents.learned.families import PRESETS, evaluation_env, family_prior, training_kwargs
 from agents.learned.fast import FastConfig, fast_train
+from agents.learned.fast.agent import NetAgent
 from agents.registry import make
 
 #: Each variant's changes to FastConfig (the default: the family's prior, posterior reward).
@@ -49,18 +58,24 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-prior": {"prior": None, "reward": "env"},
     "gamma-0.9": {"gamma": 0.9, "gae_lambda": 0.8},
     "a2c": {"algo": "a2c"},
+    "recurrent": {"recurrent": True},
+    "recurrent-no-prior": {"recurrent": True, "prior": None, "reward": "env"},
 }
 
 
 def _config(preset: str, variant: str, cpu: float, seed: int, out: Path) -> FastConfig:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant {variant!r} must be one of {sorted(VARIANTS)}")
+    changes = VARIANTS[variant]
+    saved = not changes.get("recurrent", False)  # a recurrent network is not saved
     return FastConfig(
         preset,
         total_timesteps=10**12,
         max_cpu_seconds=cpu,
         eval_every=2_000_000,
         seed=seed,
-        save_path=out / f"{preset}-{variant}-s{seed}",
-        **VARIANTS[variant],
+        save_path=out / f"{preset}-{variant}-s{seed}" if saved else None,
+        **changes,
     )
 
 
@@ -146,7 +161,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         config = _config(args.preset, variant, args.cpu, args.seed, out)
         result = fast_train(config, log=None)
         info = result.metadata["training"]
-        agent = make(f"{config.algo}:{result.path}")
+        agent = (
+            NetAgent.from_result(result)
+            if config.recurrent
+            else make(f"{config.algo}:{result.path}")
+        )
         s = _scores(evaluate(agent, eid, ekw, seeds), score)
         closed = (
             gap_closed(ref_scores["uniform"], s, ref_scores["kg (prior)"])

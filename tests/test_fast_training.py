@@ -11,12 +11,14 @@ import pytest
 import torch
 
 import agents
+from agents.learned.adapter import _action_probs
 from agents.learned.cli import add_train_arguments, fast_config_from_args, train_from_args
-from agents.learned.families import PRESETS, family_prior, training_kwargs
+from agents.learned.families import PRESETS, evaluation_env, family_prior, training_kwargs
 from agents.learned.fast import FastConfig, fast_train
+from agents.learned.fast.agent import NetAgent
 from agents.learned.fast.network import NEVER
 from agents.learned.fast.rollout import ActionLaw, Rollouts, play_scores
-from agents.learned.fast.train import _network, _transform, episode_horizon, to_sb3
+from agents.learned.fast.train import _network, _transform, _update, episode_horizon, to_sb3
 from agents.runner import run_episode
 
 pytestmark = pytest.mark.xdist_group("fast-training")
@@ -276,3 +278,182 @@ def test_posterior_reward_is_expected_for_few_outcomes_and_realised_otherwise():
     )
     np.testing.assert_allclose(reward, [want0, want1])
     rollouts.close()
+
+
+# ------------------------------------------------------------------ the recurrent variant
+#: A family whose episodes (6 pulls) end several times within a rollout.
+SHORT = {**PRESETS["one-pull"][1], "n_arms": 4, "k": 1, "budget": 6}
+SHORT_BATCH = {**PRESETS["batch-budget"][1], "budget": 60}  # 3 batches of 20
+
+
+def _recurrent_parts(env_id, env_kwargs, **over):
+    over.setdefault("compile", False)
+    config = FastConfig(env_id, env_kwargs, recurrent=True, shared=False, eval_episodes=0, **over)
+    kwargs = training_kwargs(config.env_id, config.env_kwargs)
+    transform = _transform(config, kwargs)
+    net, law = _network(config, transform, kwargs)
+    with torch.no_grad():  # non-trivial weights: the initial heads are near zero
+        for p in net.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    rollouts = Rollouts(
+        config.env_id,
+        kwargs,
+        transform,
+        config.num_envs,
+        0,
+        reward=config.reward,
+        reward_scale=config.reward_scale,
+        prior=config.prior,
+    )
+    return config, kwargs, transform, net, law, rollouts
+
+
+def test_recurrent_state_is_zeroed_at_episode_starts():
+    config, kwargs, transform, net, law, rollouts = _recurrent_parts("TopK-v0", SHORT, num_envs=8)
+    g = torch.Generator().manual_seed(0)
+    rollout = rollouts.collect(net, law, 10, 1.0, 1.0, g)
+    # every env starts at step 0 (fresh reset) and again after its 6 pulls
+    assert rollout.starts[0].all() and rollout.starts[6].all()
+    assert not rollout.starts[1:6].any() and not rollout.starts[7:].any()
+    assert torch.all(rollout.state0 == 0)
+    # after 10 steps no episode just ended: every state carries memory
+    assert not rollouts._starts.any() and torch.all(rollouts._state.abs().sum(1) > 0)
+    rollouts.collect(net, law, 2, 1.0, 1.0, g)  # steps 10, 11: the episodes end at 11
+    assert rollouts._starts.all() and torch.all(rollouts._state == 0)
+    # the network zeroes a starting env's state itself (the update's re-run relies on it)
+    obs = rollout.obs[3]
+    state = torch.randn(8, net.hidden, generator=g)
+    start = torch.tensor([True, False] * 4)
+    with torch.no_grad():
+        fresh = net(obs, torch.zeros_like(state), torch.ones(8, dtype=torch.bool))
+        mixed = net(obs, state, start)
+    for ours, zeroed in zip(mixed, fresh, strict=True):
+        torch.testing.assert_close(ours[start], zeroed[start], rtol=0, atol=0)
+        assert not torch.equal(ours[~start], zeroed[~start])
+    rollouts.close()
+
+
+@pytest.mark.parametrize(
+    ("env_id", "env_kwargs"), [("TopK-v0", SHORT), ("batch-budget", SHORT_BATCH)]
+)
+@pytest.mark.parametrize("algo", ["ppo", "a2c"])
+def test_recurrent_update_reruns_the_rollout_from_its_stored_state(env_id, env_kwargs, algo):
+    """Truncated BPTT's key check: the update re-runs each sampled env's steps from the
+    state stored at the rollout's start (through the episode starts within it) and gets
+    the rollout's log-probabilities back before any gradient step (PPO ratio 1)."""
+    config, kwargs, transform, net, law, rollouts = _recurrent_parts(
+        env_id, env_kwargs, num_envs=32, n_steps=8, algo=algo, minibatch_size=64
+    )
+    g = torch.Generator().manual_seed(1)
+    rollouts.stagger(net, law, episode_horizon(kwargs), g)  # envs at different phases
+    rollout = rollouts.collect(net, law, 8, config.gamma, config.gae_lambda, g)
+    assert rollout.starts.any() and not rollout.starts.all()
+    assert (rollout.state0.abs().sum(1) > 0).any()  # episodes carried in from before
+    with torch.no_grad():
+        logits, values, _ = net.unroll(rollout.obs, rollout.state0, rollout.starts)
+        logp = law.log_prob_entropy(logits, rollout.actions.flatten(0, 1))[0]
+        torch.testing.assert_close(logp, rollout.log_probs.flatten(), rtol=0, atol=1e-6)
+        torch.testing.assert_close(values, rollout.values.flatten(), rtol=0, atol=1e-6)
+        # without the stored state and the starts the re-run would be another policy
+        blind = net.unroll(rollout.obs, torch.zeros_like(rollout.state0), rollout.starts)[0]
+        assert (
+            law.log_prob_entropy(blind, rollout.actions.flatten(0, 1))[0] - logp
+        ).abs().max() > 1e-3
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    stats = _update(net, law, optimizer, rollout, config, g)
+    assert stats["first_logp_error"] <= 1e-6  # the first minibatch's ratio is 1
+    assert all(np.isfinite(v) for v in stats.values())
+    assert any(not torch.equal(before[k], v) for k, v in net.state_dict().items())
+    rollouts.close()
+
+
+def test_tiny_recurrent_training_runs_validates_and_plays():
+    result = fast_train(
+        FastConfig(
+            "batch-budget",
+            total_timesteps=3_000,
+            num_envs=32,
+            n_steps=8,
+            eval_episodes=40,
+            compile=False,
+            recurrent=True,
+            seed=2,
+        ),
+        log=None,
+    )
+    assert result.model is None and result.path is None and result.net.recurrent
+    training = result.metadata["training"]
+    assert training["policy"] == "arm-set-gru" and training["fast_config"]["recurrent"]
+    assert training["timesteps"] >= 3_000
+    last = result.curve[-1]
+    for mode in ("deterministic", "sampled"):
+        assert 0 <= last[mode]["score"] <= 1
+    with pytest.raises(ValueError, match="recurrent.*no stable-baselines3 model"):
+        result.agent()
+    agent = NetAgent.from_result(result)
+    eid, ekw = evaluation_env(result.metadata["env_id"], result.metadata["env_kwargs"])
+    env = gym.make(eid, **ekw)
+    first = run_episode(env, agent, seed=5)
+    assert first.pulls == 200 and 0 <= first.aggregate_regret <= 1
+    assert agent._state is not None and not agent._episode_start
+    second = run_episode(env, agent, seed=5)  # reset zeroes the state: the same episode
+    np.testing.assert_array_equal(first.recommendation, second.recommendation)
+    assert first.aggregate_regret == second.aggregate_regret
+    # play_scores carries the state per env and resets it per episode: a sampled play
+    # with the same seed is the same, and the deterministic play is NetAgent's
+    kwargs = training_kwargs("TopK-Batch-v0", PRESETS["batch-budget"][1])
+    law = ActionLaw(10, 6, False)
+    args = (result.net, law, "TopK-Batch-v0", kwargs, result.transform, 20, 0)
+    sampled = play_scores(*args, prior=(5.0, 5.0), deterministic=False)
+    np.testing.assert_array_equal(sampled, play_scores(*args, (5.0, 5.0), deterministic=False))
+    assert sampled.shape == (20,) and np.all((sampled >= 0) & (sampled <= 1))
+    env.close()
+
+
+@pytest.mark.parametrize("preset", ["one-pull", "batch-budget"])
+def test_net_agent_acts_as_the_exported_model(preset):
+    """On observations without ties (unpulled arms tie, and the two computations may
+    break a tie apart by rounding) NetAgent's action is the exported model's."""
+    config, kwargs, transform, net, _ = _parts(preset)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    model = to_sb3(net, config, kwargs, transform)
+    agent = NetAgent(net, transform, answer="empirical")
+    d = transform.observation_space.shape[0]
+    for x in np.random.default_rng(0).uniform(-1, 1, (32, d)).astype(np.float32):
+        probs = _action_probs(model, x, None)
+        want = [int(np.argmax(p)) for p in probs]
+        np.testing.assert_array_equal(np.atleast_1d(agent._net_action(x)), want)
+
+
+def test_the_recurrent_variant_is_refused_where_models_are_saved(tmp_path):
+    with pytest.raises(ValueError, match=r"recurrent=True with save_path=.*not saved"):
+        FastConfig("one-pull", recurrent=True, save_path=tmp_path / "m")
+    with pytest.raises(ValueError, match="recurrent=1 must be True or False"):
+        FastConfig("one-pull", recurrent=1)
+    env_id, env_kwargs = PRESETS["one-pull"]
+    for argv in (
+        ("--fast", "--algo-kwargs", '{"recurrent": true}'),
+        ("--fast", "--out", str(tmp_path / "m"), "--algo-kwargs", '{"recurrent": true}'),
+    ):
+        with pytest.raises(ValueError, match="recurrent=true: topk-bench train --fast"):
+            fast_config_from_args(_args(*argv), env_id, env_kwargs)
+    from topk_bench import models
+    from topk_bench.schema import ConfigError
+
+    entry = {"model": "f", "preset": "one-pull", "fast": True, "timesteps": 100}
+    with pytest.raises(ConfigError, match=r"train\[0\]\.algo_kwargs\.recurrent: the runner"):
+        models._spec({**entry, "algo_kwargs": {"recurrent": True}}, "train[0]")
+    # the network: no export, no state for a feed-forward net, a state for a recurrent one
+    config, kwargs, transform, net, _ = _parts("one-pull")
+    obs = torch.zeros(2, transform.observation_space.shape[0])
+    with pytest.raises(ValueError, match="feed-forward FastArmSetNet .* takes no state"):
+        net(obs, net.initial_state(2), torch.ones(2, dtype=torch.bool))
+    recurrent = _recurrent_parts("TopK-v0", SHORT, num_envs=2)
+    with pytest.raises(ValueError, match="needs state"):
+        recurrent[3](torch.zeros(2, recurrent[2].observation_space.shape[0]))
+    recurrent[5].close()
+    with pytest.raises(ValueError, match="cannot be exported"):
+        to_sb3(recurrent[3], config, recurrent[1], recurrent[2])

@@ -357,6 +357,12 @@ def _fast_spec(
             table = _FAST_TABLE_FIELDS[key]
             how = f"the table's {table}" if table else "the runner"
             raise ConfigError(f"{where}.algo_kwargs.{key}: set by {how}, not by algo_kwargs")
+    if kwargs.get("recurrent"):
+        raise ConfigError(
+            f"{where}.algo_kwargs.recurrent: the runner trains models it saves and plays, "
+            "which are feed-forward; the recurrent variant is for measurement "
+            "(benchmarks/fast_training.py)"
+        )
     prior = entry.get("prior", "auto")
     if isinstance(prior, str):
         if prior not in ("auto", "none"):

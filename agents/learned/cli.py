@@ -267,6 +267,12 @@ def fast_config_from_args(args: Any, env_id: str, env_kwargs: dict[str, Any]) ->
     unknown = sorted(set(extra) - known)
     if unknown:
         raise ValueError(f"--algo-kwargs {unknown}: not FastConfig fields ({sorted(known)})")
+    if extra.get("recurrent"):
+        raise ValueError(
+            "--algo-kwargs recurrent=true: topk-bench train --fast trains models to save "
+            "and play, which are feed-forward; the recurrent variant is for measurement "
+            "(fast_train(FastConfig(..., recurrent=True)), benchmarks/fast_training.py)"
+        )
     return FastConfig(
         env_id,
         env_kwargs,

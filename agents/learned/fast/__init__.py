@@ -5,6 +5,7 @@
 | ``network`` | ``FastArmSetNet``: ``ArmSetPolicy``'s function in split form; export to SB3 |
 | ``rollout`` | ``Rollouts`` on a native vector env, GAE, ``play_scores`` (validation) |
 | ``train`` | ``FastConfig``, ``fast_train``: the updates, validation, export and saving |
+| ``agent`` | ``NetAgent``: a network played in the agent protocol (the recurrent one) |
 
 ``topk-bench train --fast`` is :func:`~agents.learned.fast.train.fast_train`; a model
 it saves is a stable-baselines3 model and plays through ``agents.make("ppo:PATH")``.

@@ -13,6 +13,15 @@ trained on the fast path is saved, loaded and played like any stable-baselines3 
 
 ``shared=True`` gives actor and critic one trunk (half the cost); the exported policy
 then carries the trunk twice, and plays exactly as trained.
+
+``recurrent=True`` adds a memory across the steps of an episode, for the ablation
+"recurrent against feed-forward" (the RL^2 setting of Duan et al. 2016: a recurrent
+policy trained over episodes of random tasks adapts within an episode). A GRU cell
+(Cho et al. 2014) of ``hidden`` units reads each observation's pooled first-layer
+context ``[mean_i x_i; max_i x_i; g]`` and its state ``s`` joins the context of every
+arm-set layer (``... + D g + M s``) and the inputs of the stop and value heads. The state
+is zeroed at an episode's first step. A recurrent network has no ``ArmSetPolicy``
+counterpart, so it is not exported (it is for measurement, not for saved models).
 """
 
 from __future__ import annotations
@@ -28,9 +37,15 @@ NEVER = -1e4
 
 
 class _Trunk(nn.Module):
-    """DeepSets layers in the split form: per-arm ``own`` and per-observation ``context``."""
+    """DeepSets layers in the split form: per-arm ``own`` and per-observation ``context``.
 
-    def __init__(self, per_arm: int, n_global: int, hidden: int, layers: int) -> None:
+    ``memory``: each layer's context also takes a recurrent state of ``hidden`` units
+    (``memory[l]``, no bias).
+    """
+
+    def __init__(
+        self, per_arm: int, n_global: int, hidden: int, layers: int, memory: bool = False
+    ) -> None:
         super().__init__()
         self.own = nn.ModuleList()
         self.context = nn.ModuleList()
@@ -39,11 +54,20 @@ class _Trunk(nn.Module):
             self.own.append(nn.Linear(width, hidden))
             self.context.append(nn.Linear(2 * width + n_global, hidden, bias=False))
             width = hidden
+        self.memory = (
+            nn.ModuleList(nn.Linear(hidden, hidden, bias=False) for _ in range(layers))
+            if memory
+            else None
+        )
 
-    def forward(self, arms: torch.Tensor, glob: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, arms: torch.Tensor, glob: torch.Tensor, state: torch.Tensor | None = None
+    ) -> torch.Tensor:
         h = arms  # (B, n, F)
-        for own, context in zip(self.own, self.context, strict=True):
+        for i, (own, context) in enumerate(zip(self.own, self.context, strict=True)):
             shared = context(torch.cat((h.mean(dim=1), h.amax(dim=1), glob), dim=-1))
+            if state is not None:
+                shared = shared + self.memory[i](state)
             h = torch.relu(own(h) + shared.unsqueeze(1))
         return h
 
@@ -64,9 +88,11 @@ class FastArmSetNet(nn.Module):
         n_global: global entries after the per-arm blocks (``remaining``, ``phase``).
         logits_per_arm: 1 (``Discrete`` actions) or ``r + 1`` (``MultiDiscrete``).
         stop: a pooled stop logit after the arms' (``Discrete(n + 1)``).
-        hidden: width of the per-arm layers.
+        hidden: width of the per-arm layers (and of the recurrent state).
         layers: DeepSets layers.
         shared: one trunk for actor and critic.
+        recurrent: a GRU memory across an episode's steps (one cell, shared by actor
+            and critic); then :meth:`forward` takes and returns the state.
     """
 
     def __init__(
@@ -79,6 +105,7 @@ class FastArmSetNet(nn.Module):
         hidden: int = 32,
         layers: int = 2,
         shared: bool = False,
+        recurrent: bool = False,
     ) -> None:
         super().__init__()
         if hidden < 1 or layers < 1:
@@ -90,12 +117,17 @@ class FastArmSetNet(nn.Module):
             hidden,
             layers,
         )
-        self.shared = shared
-        self.pi = _Trunk(arm_features, n_global, hidden, layers)
-        self.vf = self.pi if shared else _Trunk(arm_features, n_global, hidden, layers)
+        self.shared, self.recurrent = shared, bool(recurrent)
+        self.pi = _Trunk(arm_features, n_global, hidden, layers, self.recurrent)
+        self.vf = (
+            self.pi if shared else _Trunk(arm_features, n_global, hidden, layers, self.recurrent)
+        )
         self.pi_head = nn.Linear(hidden, logits_per_arm)
-        self.stop_head = nn.Linear(2 * hidden + n_global, 1) if stop else None
-        self.value_head = nn.Linear(2 * hidden + n_global, 1)
+        pooled = 2 * hidden + n_global + (hidden if self.recurrent else 0)
+        self.stop_head = nn.Linear(pooled, 1) if stop else None
+        self.value_head = nn.Linear(pooled, 1)
+        # the GRU keeps torch's own initialisation (uniform in +-1/sqrt(hidden))
+        self.gru = nn.GRUCell(2 * arm_features + n_global, hidden) if self.recurrent else None
         # as ArmSetPolicy: orthogonal layers (gain sqrt 2), near-uniform initial policy
         for module in self.modules():
             if isinstance(module, nn.Linear):
@@ -113,22 +145,84 @@ class FastArmSetNet(nn.Module):
         return arms, obs[:, n * f :]
 
     @staticmethod
-    def _pool(h: torch.Tensor, glob: torch.Tensor) -> torch.Tensor:
-        return torch.cat((h.mean(dim=1), h.amax(dim=1), glob), dim=-1)
+    def _pool(
+        h: torch.Tensor, glob: torch.Tensor, state: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        parts = (h.mean(dim=1), h.amax(dim=1), glob)
+        return torch.cat(parts if state is None else (*parts, state), dim=-1)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Arm-major logits ``(B, n * logits_per_arm [+ 1])`` and values ``(B,)``."""
-        arms, glob = self._split(obs)
-        h = self.pi(arms, glob)
+    def _heads(
+        self, arms: torch.Tensor, glob: torch.Tensor, state: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.pi(arms, glob, state)
         logits = self.pi_head(h).reshape(h.shape[0], -1)
         if self.stop_head is not None:
-            logits = torch.cat((logits, self.stop_head(self._pool(h, glob))), dim=-1)
-        hv = h if self.shared else self.vf(arms, glob)
-        return logits, self.value_head(self._pool(hv, glob)).squeeze(-1)
+            logits = torch.cat((logits, self.stop_head(self._pool(h, glob, state))), dim=-1)
+        hv = h if self.shared else self.vf(arms, glob, state)
+        return logits, self.value_head(self._pool(hv, glob, state)).squeeze(-1)
+
+    def initial_state(self, batch: int) -> torch.Tensor:
+        """The state before an episode's first step: zeros ``(batch, hidden)``."""
+        return torch.zeros(batch, self.hidden)
+
+    def forward(
+        self,
+        obs: torch.Tensor,
+        state: torch.Tensor | None = None,
+        starts: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, ...]:
+        """Arm-major logits ``(B, n * logits_per_arm [+ 1])`` and values ``(B,)``.
+
+        A recurrent network takes the state before this step ``(B, hidden)`` and
+        ``starts`` ``(B,)`` (True: ``obs`` is an episode's first observation, whose
+        state is zeroed) and returns the state after it as a third entry.
+        """
+        if self.gru is None:
+            if state is not None or starts is not None:
+                raise ValueError("a feed-forward FastArmSetNet (recurrent=False) takes no state")
+            return self._heads(*self._split(obs))
+        if state is None or starts is None:
+            raise ValueError(
+                "a recurrent FastArmSetNet needs state (B, hidden) and starts (B,): "
+                "net(obs, state, starts)"
+            )
+        logits, values, states = self.unroll(obs.unsqueeze(0), state, starts.unsqueeze(0))
+        return logits, values, states[0]
+
+    def unroll(
+        self, obs: torch.Tensor, state: torch.Tensor, starts: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A recurrent network over ``T`` steps of ``B`` episodes, from ``state``.
+
+        ``obs`` ``(T, B, D)``, ``state`` ``(B, hidden)`` (before step 0), ``starts``
+        ``(T, B)`` (zero the state before step ``t``). Returns time-major logits
+        ``(T * B, ...)``, values ``(T * B,)`` and the states after each step ``(T, B,
+        hidden)``. Only the GRU runs step by step; the arm-set layers run once on all
+        ``T * B`` observations. Backpropagating through it is truncated backprop
+        through time over the ``T`` steps (Williams and Peng 1990).
+        """
+        if self.gru is None:
+            raise ValueError("unroll() runs a recurrent FastArmSetNet (recurrent=True)")
+        steps, batch = starts.shape
+        arms, glob = self._split(obs.reshape(steps * batch, -1))
+        inputs = torch.cat((arms.mean(dim=1), arms.amax(dim=1), glob), dim=-1)
+        inputs = inputs.reshape(steps, batch, -1)
+        states = []
+        for t in range(steps):
+            state = self.gru(inputs[t], state.masked_fill(starts[t].unsqueeze(-1), 0.0))
+            states.append(state)
+        memory = torch.stack(states)
+        logits, values = self._heads(arms, glob, memory.reshape(steps * batch, -1))
+        return logits, values, memory
 
     @torch.no_grad()
     def export(self, policy: nn.Module) -> None:
         """Copy the weights into an ``ArmSetPolicy`` built with the same layout."""
+        if self.recurrent:
+            raise ValueError(
+                "a recurrent FastArmSetNet (recurrent=True) cannot be exported: "
+                "ArmSetPolicy is feed-forward and has no memory to carry"
+            )
         net = policy.mlp_extractor
         if (net.n_arms, net.per_arm, len(net.pi.layers)) != (
             self.n_arms,

@@ -6,6 +6,13 @@ the observation goes through the policy's
 :class:`~bandit_envs.wrappers.FlatObservation` once per step for all envs, and the
 network runs once per step on all of them. No per-env Python object is made, so the
 network is the only cost that grows with the number of steps.
+
+A recurrent network (``FastArmSetNet(recurrent=True)``) carries its state across the
+steps: :class:`Rollouts` keeps each env's state and whether its current observation
+starts an episode (the envs autoreset in the step that ends an episode), zeroes the
+state of an env whose episode ended, and stores with each rollout the state at its
+start and the per-step start flags, from which the update re-runs the rollout
+(truncated backprop through time).
 """
 
 from __future__ import annotations
@@ -81,7 +88,12 @@ class ActionLaw:
 
 @dataclass
 class Rollout:
-    """``n_steps x num_envs`` transitions (time-major), with their GAE advantages."""
+    """``n_steps x num_envs`` transitions (time-major), with their GAE advantages.
+
+    A recurrent network's rollout also holds ``state0`` ``(num_envs, hidden)``, the
+    state before its first step, and ``starts`` ``(n_steps, num_envs)``, whether each
+    observation starts an episode (its state is zeroed); ``None`` otherwise.
+    """
 
     obs: torch.Tensor
     actions: torch.Tensor
@@ -89,6 +101,8 @@ class Rollout:
     values: torch.Tensor
     advantages: torch.Tensor
     returns: torch.Tensor
+    state0: torch.Tensor | None = None
+    starts: torch.Tensor | None = None
 
 
 def _stack(rows: Any) -> dict[str, np.ndarray]:
@@ -161,6 +175,10 @@ class Rollouts:
         self.k = int(self.env_kwargs["k"])
         self._raw, _ = self.venv.reset(seed=seed)
         self.scores: list[float] = []  # the task's score of every finished episode
+        # a recurrent network's state before the current observation (made on first
+        # use), and which envs' current observation starts an episode
+        self._state: torch.Tensor | None = None
+        self._starts = np.ones(num_envs, dtype=bool)
 
     def close(self) -> None:
         """Close the vector env."""
@@ -168,6 +186,31 @@ class Rollouts:
 
     def _flat(self, raw: Mapping[str, np.ndarray]) -> torch.Tensor:
         return torch.from_numpy(self.transform(raw).astype(np.float32, copy=False))
+
+    def _policy(
+        self, net: Any, forward: Any, obs: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Logits and values of the current observations (``forward``: ``net`` or its
+        compiled form), and a recurrent ``net``'s state after this step (else ``None``)."""
+        if not getattr(net, "recurrent", False):
+            logits, values = forward(obs)
+            return logits, values, None
+        if self._state is None:
+            self._state = net.initial_state(self.num_envs)
+        return forward(obs, self._state, torch.from_numpy(self._starts))
+
+    def _carry(self, state: torch.Tensor | None, ended: np.ndarray) -> None:
+        """After a step: keep the state, zeroed for the envs whose episode ``ended``
+        (their next observation is a new episode's first)."""
+        self._starts = np.asarray(ended, dtype=bool).copy()
+        if state is not None:
+            self._state = state.masked_fill(torch.from_numpy(self._starts).unsqueeze(-1), 0.0)
+
+    def _restart(self, mask: np.ndarray) -> None:
+        """The envs of ``mask`` were reset: their next observation starts an episode."""
+        self._starts |= mask
+        if self._state is not None:
+            self._state[torch.from_numpy(mask)] = 0.0
 
     def _finish(self, info: Mapping[str, Any], ended: np.ndarray) -> None:
         """Record the scores of the episodes that ended this step."""
@@ -189,7 +232,14 @@ class Rollouts:
         self.scores.extend(np.asarray(scores, dtype=np.float64).tolist())
 
     @torch.no_grad()
-    def stagger(self, net: Any, law: ActionLaw, horizon: int, generator: torch.Generator) -> int:
+    def stagger(
+        self,
+        net: Any,
+        law: ActionLaw,
+        horizon: int,
+        generator: torch.Generator,
+        forward: Any = None,
+    ) -> int:
         """Spread the envs over the phases of an episode; returns the steps taken.
 
         Envs reset together are in the same step of their episodes, so every rollout
@@ -197,15 +247,21 @@ class Rollouts:
         middle, ...), and the updates would chase that phase. Env ``i`` is restarted
         at a uniform step ``o_i`` of ``horizon`` steps of ``net``'s play (not trained
         on), so afterwards the envs are at uniform steps of their episodes.
+        ``forward``: as in :meth:`collect`.
         """
+        forward = net if forward is None else forward
         offsets = torch.randint(0, horizon, (self.num_envs,), generator=generator).numpy()
         for j in range(horizon):
             mask = offsets == j
             if mask.any():
                 fresh, _ = self.venv.reset(options={"reset_mask": mask})
                 self._raw = fresh
-            logits, _ = net(self._flat(self._raw))
-            self._raw, *_ = self.venv.step(law.sample(logits, generator).numpy())
+                self._restart(mask)
+            logits, _, state = self._policy(net, forward, self._flat(self._raw))
+            self._raw, _, terminated, truncated, _ = self.venv.step(
+                law.sample(logits, generator).numpy()
+            )
+            self._carry(state, terminated | truncated)
         return horizon * self.num_envs
 
     @torch.no_grad()
@@ -222,9 +278,15 @@ class Rollouts:
         """``n_steps`` steps of every env under ``net``'s sampled actions, with GAE.
 
         ``forward``: ``net`` compiled for a batch of ``num_envs`` observations (used for
-        the step's batch; ``net`` itself for the odd-sized ones).
+        the step's batch; ``net`` itself for the odd-sized ones). A recurrent ``net``
+        plays from the envs' carried states; the rollout stores the state at its start
+        and the episode-start flags of its steps.
         """
         forward = net if forward is None else forward
+        recurrent = getattr(net, "recurrent", False)
+        if recurrent and self._state is None:
+            self._state = net.initial_state(self.num_envs)
+        state0 = self._state.clone() if recurrent else None
         n, d = self.num_envs, self.transform.observation_space.shape[0]
         obs = torch.empty((n_steps, n, d))
         actions: list[torch.Tensor] = []
@@ -232,9 +294,11 @@ class Rollouts:
         values = torch.empty((n_steps, n))
         rewards = torch.empty((n_steps, n))
         ended = torch.empty((n_steps, n), dtype=torch.bool)
+        starts = torch.empty((n_steps, n), dtype=torch.bool)
         for t in range(n_steps):
             obs[t] = self._flat(self._raw)
-            logits, value = forward(obs[t])
+            starts[t] = torch.from_numpy(self._starts)
+            logits, value, state = self._policy(net, forward, obs[t])
             action = law.sample(logits, generator)
             log_probs[t] = law.log_prob_entropy(logits, action)[0]
             values[t] = value
@@ -248,13 +312,18 @@ class Rollouts:
             if truncated.any():  # bootstrap a truncated episode from its last observation
                 rows = np.flatnonzero(truncated)
                 last = self._flat(_stack(info["final_obs"][rows]))
-                reward[rows] += gamma * net(last)[1]
+                if state is None:
+                    reward[rows] += gamma * net(last)[1]
+                else:  # the last observation continues the episode: its state goes on
+                    more = torch.zeros(len(rows), dtype=torch.bool)
+                    reward[rows] += gamma * net(last, state[torch.from_numpy(rows)], more)[1]
             if done.any():
                 self._finish(info, done)
             rewards[t] = reward
             ended[t] = torch.from_numpy(done)
             self._raw = raw
-        next_value = forward(self._flat(self._raw))[1]
+            self._carry(state, done)
+        next_value = self._policy(net, forward, self._flat(self._raw))[1]
         advantages = torch.empty((n_steps, n))
         running = torch.zeros(n)
         for t in range(n_steps - 1, -1, -1):
@@ -264,7 +333,14 @@ class Rollouts:
             advantages[t] = running
             next_value = values[t]
         return Rollout(
-            obs, torch.stack(actions), log_probs, values, advantages, advantages + values
+            obs,
+            torch.stack(actions),
+            log_probs,
+            values,
+            advantages,
+            advantages + values,
+            state0,
+            starts if recurrent else None,
         )
 
     def _posterior_reward(
@@ -323,7 +399,8 @@ def play_scores(
     ``deterministic``: the most likely actions, else actions sampled from a generator
     seeded with ``seed``. All episodes run at once on one vector env reset with
     ``seed`` (so the same seed gives the same instances); an episode is answered by the
-    posterior top k with ``prior``.
+    posterior top k with ``prior``. A recurrent ``net`` carries each env's state, zeroed
+    at every episode's start.
     """
     rollouts = Rollouts(env_id, env_kwargs, transform, episodes, seed, prior=prior)
     generator = torch.Generator().manual_seed(seed)
@@ -331,16 +408,18 @@ def play_scores(
     scores = np.empty(episodes)
     try:
         while not finished.all():
-            logits, _ = net(rollouts._flat(rollouts._raw))
+            logits, _, state = rollouts._policy(net, net, rollouts._flat(rollouts._raw))
             action = law.mode(logits) if deterministic else law.sample(logits, generator)
             raw, _, terminated, truncated, info = rollouts.venv.step(action.numpy())
-            done = (terminated | truncated) & ~finished
+            ended = terminated | truncated
+            done = ended & ~finished
             if done.any():
                 rollouts.scores = []
                 rollouts._finish(info, done)
                 scores[done] = rollouts.scores
                 finished |= done
             rollouts._raw = raw
+            rollouts._carry(state, ended)
     finally:
         rollouts.close()
     return scores

@@ -20,6 +20,16 @@ clipping), with Adam. The trained network is exported to stable-baselines3's PPO
 A2C with :class:`~agents.learned.networks.ArmSetPolicy` and saved with its metadata
 (:func:`~agents.learned.saving.save_policy`), so ``agents.make("ppo:PATH")``,
 ``topk-bench run`` configs and ``compare`` play it like any trained model.
+
+``FastConfig(recurrent=True)`` trains the network with a GRU memory across an
+episode's steps (the RL^2 setting, Duan et al. 2016), for the ablation "recurrent
+against feed-forward": each rollout stores the envs' states at its start and the
+episode starts of its steps, and the update re-runs each sampled env's ``n_steps``
+steps from its stored state (truncated backprop through time over the rollout),
+sampling whole env sequences. It is for measurement: a recurrent network has no
+stable-baselines3 counterpart, so it is neither exported nor saved
+(``FastResult.model`` is ``None``; :class:`~agents.learned.fast.agent.NetAgent` plays
+its network in the agent protocol).
 """
 
 from __future__ import annotations
@@ -69,8 +79,11 @@ class FastConfig:
         hidden, layers, shared: the network (:class:`FastArmSetNet`).
         learning_rate: Adam's step size (constant).
         epochs: PPO passes over the rollout per update (A2C: one step).
-        update_fraction: share of the rollout's transitions each pass trains on.
-        minibatch_size: transitions per PPO gradient step.
+        update_fraction: share of the rollout's transitions each pass trains on
+            (recurrent: the share of its envs, whose whole ``n_steps`` sequences it
+            trains on).
+        minibatch_size: transitions per PPO gradient step (recurrent:
+            ``minibatch_size // n_steps`` env sequences, at least one).
         gamma, gae_lambda: discount and GAE parameter (``None``: 0.9 and 0.8 with the
             posterior reward, whose terms are the value each step adds, so a short
             horizon credits a step with its own consequences; 1.0 and 0.95 with the
@@ -98,6 +111,11 @@ class FastConfig:
         compile: run the rollouts' forward passes through ``torch.compile`` (3x faster
             at 4,096 envs; about 30 s to compile, counted in the CPU budget; needs a C++
             compiler). The updates run eagerly either way.
+        recurrent: a GRU memory across an episode's steps
+            (:class:`~agents.learned.fast.network.FastArmSetNet`), trained by truncated
+            backprop through time over each rollout's ``n_steps`` steps. For
+            measurement only: not exported, ``save_path`` refused, ``FastResult.model``
+            is ``None``.
         save_path: save the final model there (``.zip`` + ``.json`` sidecar).
         progress_bar: show a tqdm progress bar.
     """
@@ -131,6 +149,7 @@ class FastConfig:
     max_cpu_seconds: float | None = None
     max_seconds: float | None = None
     compile: bool = True
+    recurrent: bool = False
     save_path: str | Path | None = None
     progress_bar: bool = False
 
@@ -151,6 +170,15 @@ class FastConfig:
             low = 0 if name == "total_timesteps" else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}={value!r} must be an integer >= {low}")
+        if not isinstance(self.recurrent, bool):
+            raise ValueError(f"recurrent={self.recurrent!r} must be True or False")
+        if self.recurrent and self.save_path is not None:
+            raise ValueError(
+                f"recurrent=True with save_path={str(self.save_path)!r}: the recurrent "
+                "variant is for measurement and is not saved; saved models are "
+                "feed-forward (stable-baselines3's ArmSetPolicy has no memory to carry). "
+                "Drop save_path, or train with recurrent=False"
+            )
         if not 0 < self.update_fraction <= 1:
             raise ValueError(f"update_fraction={self.update_fraction!r} must be in (0, 1]")
         if isinstance(self.prior, str):
@@ -192,7 +220,11 @@ class FastConfig:
 
 @dataclass
 class FastResult:
-    """What :func:`fast_train` returns."""
+    """What :func:`fast_train` returns.
+
+    ``model``: the stable-baselines3 model holding the trained weights; ``None`` for a
+    recurrent network (``FastConfig(recurrent=True)``), which has none.
+    """
 
     net: FastArmSetNet
     transform: FlatObservation
@@ -202,7 +234,16 @@ class FastResult:
     curve: list[dict[str, Any]] = field(default_factory=list)
 
     def agent(self, **kwargs: Any) -> Any:
-        """The trained policy as a :class:`~agents.learned.adapter.PolicyAgent`."""
+        """The trained policy as a :class:`~agents.learned.adapter.PolicyAgent`.
+
+        A recurrent network has no model to play: a ``ValueError``.
+        """
+        if self.model is None:
+            raise ValueError(
+                "FastResult.agent(): this recurrent network (FastConfig(recurrent=True)) "
+                "has no stable-baselines3 model (FastResult.model is None); play its "
+                "network with agents.learned.fast.agent.NetAgent.from_result(result)"
+            )
         stored = self.metadata["policy_agent"]
         kwargs.setdefault("name", self.metadata["algo"])
         if stored.get("prior") is not None:
@@ -249,6 +290,7 @@ def _network(config: FastConfig, transform: FlatObservation, kwargs: Mapping[str
         config.hidden,
         config.layers,
         config.shared,
+        config.recurrent,
     )
     return net, ActionLaw(n, per_arm, stop)
 
@@ -268,43 +310,66 @@ def _update(
     config: FastConfig,
     generator: torch.Generator,
 ) -> dict[str, float]:
-    """One PPO (or A2C) update on a rollout; returns the last minibatch's losses."""
-    obs = rollout.obs.flatten(0, 1)
-    actions = rollout.actions.flatten(0, 1)
-    old_logp = rollout.log_probs.flatten()
+    """One PPO (or A2C) update on a rollout; returns the last minibatch's losses.
+
+    Also ``first_logp_error``: the largest ``|log pi(a) - log pi_old(a)|`` of the first
+    minibatch, before any gradient step (the rollout's own policy re-run: 0 up to float
+    rounding, a PPO ratio of 1). A recurrent network trains on whole env sequences: a
+    share ``update_fraction`` of the envs, each re-run over the rollout's ``n_steps``
+    steps from its stored start state (truncated backprop through time).
+    """
     adv = rollout.advantages.flatten()
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     returns = rollout.returns.flatten()
-    total = obs.shape[0]
-    used = max(1, int(round(total * config.update_fraction)))
+    old_logp = rollout.log_probs.flatten()
     ppo = config.algo == "ppo"
-    size = min(config.minibatch_size, used) if ppo else used
+    steps, envs = rollout.log_probs.shape
+    if net.recurrent:  # units: env sequences of `steps` transitions
+        total = envs
+        used = max(1, int(round(total * config.update_fraction)))
+        size = min(max(1, int(config.minibatch_size) // steps), used) if ppo else used
+        adv, returns, old_logp = (x.reshape(steps, envs) for x in (adv, returns, old_logp))
+    else:  # units: transitions
+        obs = rollout.obs.flatten(0, 1)
+        actions = rollout.actions.flatten(0, 1)
+        total = obs.shape[0]
+        used = max(1, int(round(total * config.update_fraction)))
+        size = min(config.minibatch_size, used) if ppo else used
     stats: dict[str, float] = {}
     for _ in range(config.epochs if ppo else 1):
         order = torch.randperm(total, generator=generator)[:used]
         for start in range(0, used, size):
             idx = order[start : start + size]
-            logits, value = net(obs[idx])
-            logp, entropy = law.log_prob_entropy(logits, actions[idx])
+            if net.recurrent:
+                logits, value, _ = net.unroll(
+                    rollout.obs[:, idx], rollout.state0[idx], rollout.starts[:, idx]
+                )
+                logp, entropy = law.log_prob_entropy(logits, rollout.actions[:, idx].flatten(0, 1))
+                old, a, ret = (x[:, idx].flatten() for x in (old_logp, adv, returns))
+            else:
+                logits, value = net(obs[idx])
+                logp, entropy = law.log_prob_entropy(logits, actions[idx])
+                old, a, ret = old_logp[idx], adv[idx], returns[idx]
+            if "first_logp_error" not in stats:
+                stats["first_logp_error"] = (logp - old).abs().max().item()
             if ppo:
-                ratio = torch.exp(logp - old_logp[idx])
-                a = adv[idx]
+                ratio = torch.exp(logp - old)
                 policy_loss = -torch.min(
                     ratio * a, ratio.clamp(1 - config.clip_range, 1 + config.clip_range) * a
                 ).mean()
             else:
-                policy_loss = -(logp * adv[idx]).mean()
-            value_loss = (value - returns[idx]).pow(2).mean()
+                policy_loss = -(logp * a).mean()
+            value_loss = (value - ret).pow(2).mean()
             loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy.mean()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
             optimizer.step()
-            stats = {
-                "policy_loss": policy_loss.item(),
-                "value_loss": value_loss.item(),
-                "entropy": entropy.mean().item(),
-            }
+            stats.update(
+                policy_loss=policy_loss.item(),
+                value_loss=value_loss.item(),
+                entropy=entropy.mean().item(),
+            )
     return stats
 
 
@@ -341,7 +406,16 @@ def _load_initial(net: FastArmSetNet, initial: FastArmSetNet) -> None:
     """Copy ``initial``'s weights into ``net``; a clear error when the layouts differ."""
     if not isinstance(initial, FastArmSetNet):
         raise TypeError(f"initial must be a FastArmSetNet, not {type(initial).__name__}")
-    layout = ("arm_features", "n_global", "logits_per_arm", "stop", "hidden", "layers", "shared")
+    layout = (
+        "arm_features",
+        "n_global",
+        "logits_per_arm",
+        "stop",
+        "hidden",
+        "layers",
+        "shared",
+        "recurrent",
+    )
     theirs = {name: getattr(initial, name) for name in layout}
     ours = {name: getattr(net, name) for name in layout}
     if theirs != ours:
@@ -365,6 +439,10 @@ def fast_train(
     number of arms, so a network of another ``n`` (or budget) fits when its features,
     global entries, action layout and sizes are this config's. The optimizer starts
     afresh.
+
+    ``config.recurrent``: the network is not exported (``FastResult.model`` is ``None``;
+    ``FastConfig`` refuses a ``save_path``), and the metadata's policy is
+    ``"arm-set-gru"``. ``torch.compile`` applies to its rollout forward passes too.
     """
     if not isinstance(config, FastConfig):
         raise TypeError(f"fast_train() takes a FastConfig, not {type(config).__name__}")
@@ -405,7 +483,7 @@ def fast_train(
     steps, eval_cpu, start = 0, 0.0, time.process_time()
     wall = time.perf_counter()
     forward = torch.compile(net, dynamic=False) if config.compile else net
-    steps = rollouts.stagger(forward, law, episode_horizon(kwargs), generator)
+    steps = rollouts.stagger(net, law, episode_horizon(kwargs), generator, forward)
 
     def validate() -> None:
         nonlocal eval_cpu
@@ -468,10 +546,10 @@ def fast_train(
     cpu = time.process_time() - start - eval_cpu
     seconds = time.perf_counter() - wall
     say(f"  {steps:,} steps in {cpu:.1f} CPU-s ({steps / max(cpu, 1e-9):,.0f} steps per CPU-s)")
-    model = to_sb3(net, config, kwargs, transform)
+    model = None if config.recurrent else to_sb3(net, config, kwargs, transform)
     training = {
         "path": "fast",
-        "policy": "arm-set",
+        "policy": "arm-set-gru" if config.recurrent else "arm-set",
         "fast_config": jsonable({k: v for k, v in asdict(config).items() if k != "save_path"}),
         "seed": config.seed,
         "warm_start": initial is not None,
