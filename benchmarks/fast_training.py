@@ -3,6 +3,8 @@
     python benchmarks/fast_training.py                                  # one-pull, 600 CPU-s
     python benchmarks/fast_training.py --preset one-pull --cpu 600 \\
         --variants default,env-reward,no-prior,a2c --episodes 2000 --out results/fast
+    python benchmarks/fast_training.py --timesteps 20000000 --cpu 1000 --seed 1 \\
+        --variants default,linear-lr,raw-advantages,gamma-1 --tag probes
     python benchmarks/fast_training.py --plot FIGURE.png results/fast/curves-*.json
 
 Each variant trains ``agents.learned.fast.fast_train`` on ``--preset`` for ``--cpu``
@@ -29,6 +31,12 @@ Variants (each the fast path's defaults but for the change named):
   truncated backprop through time over each rollout), the prior known as in ``default``;
 * ``recurrent-no-prior``: the recurrent network without the prior (counts and means, the
   env's reward): the RL^2 setting (Duan et al. 2016), to set against ``no-prior``.
+
+* ``linear-lr``, ``lr-3e-4-linear``: the step size decayed linearly to 0 at
+  ``--timesteps`` (from 1e-3 or 3e-4);
+* ``raw-advantages``: advantages in reward units, not standardised per update;
+* ``gamma-0.98``, ``gamma-1``: the posterior reward with discount 0.98 or 1 (GAE lambda
+  0.9).
 
 A recurrent network is not saved (the saved models are feed-forward): the held-out
 episodes play its network through :class:`agents.learned.fast.agent.NetAgent`, in the
@@ -60,19 +68,28 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "a2c": {"algo": "a2c"},
     "recurrent": {"recurrent": True},
     "recurrent-no-prior": {"recurrent": True, "prior": None, "reward": "env"},
+    "linear-lr": {"lr_schedule": "linear"},
+    "lr-3e-4-linear": {"learning_rate": 3e-4, "lr_schedule": "linear"},
+    "raw-advantages": {"normalize_advantage": False},
+    "gamma-0.98": {"gamma": 0.98, "gae_lambda": 0.9},
+    "gamma-1": {"gamma": 1.0, "gae_lambda": 0.9},
 }
 
 
-def _config(preset: str, variant: str, cpu: float, seed: int, out: Path) -> FastConfig:
+def _config(
+    preset: str, variant: str, cpu: float, seed: int, out: Path, timesteps: int | None = None
+) -> FastConfig:
     if variant not in VARIANTS:
         raise ValueError(f"variant {variant!r} must be one of {sorted(VARIANTS)}")
     changes = VARIANTS[variant]
+    if changes.get("lr_schedule") == "linear" and timesteps is None:
+        raise ValueError(f"variant {variant!r} decays the step size over --timesteps: give it")
     saved = not changes.get("recurrent", False)  # a recurrent network is not saved
     return FastConfig(
         preset,
-        total_timesteps=10**12,
+        total_timesteps=10**12 if timesteps is None else timesteps,
         max_cpu_seconds=cpu,
-        eval_every=2_000_000,
+        eval_every=2_000_000 if timesteps is None else max(timesteps // 5, 1),
         seed=seed,
         save_path=out / f"{preset}-{variant}-s{seed}" if saved else None,
         **changes,
@@ -107,6 +124,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--cpu", type=float, default=600.0, help="CPU-seconds per variant")
     parser.add_argument("--variants", default="default,env-reward,no-prior")
     parser.add_argument("--episodes", type=int, default=2000, help="held-out episodes")
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        help="train each variant for this many steps (validated every fifth), --cpu "
+        "still capping it (default: --cpu alone)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results/fast-training")
     parser.add_argument("--tag", default="run", help="names the curves file and the figure")
@@ -158,7 +181,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print("| variant | steps | steps per CPU-s | held-out score | gap to KG closed [95%] |")
     print("| --- | --- | --- | --- | --- |")
     for variant in args.variants.split(","):
-        config = _config(args.preset, variant, args.cpu, args.seed, out)
+        config = _config(args.preset, variant, args.cpu, args.seed, out, args.timesteps)
         result = fast_train(config, log=None)
         info = result.metadata["training"]
         agent = (

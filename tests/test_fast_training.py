@@ -202,6 +202,52 @@ def test_initial_network_of_another_n_starts_the_training():
         fast_train(FastConfig("one-pull", total_timesteps=0, **tiny), initial={}, log=None)
 
 
+def test_linear_schedule_and_raw_advantages():
+    """lr_schedule='linear' sets each update's step size to lr * (1 - steps / total);
+    normalize_advantage=False trains on the advantages as the rollout computed them."""
+    seen: list[float] = []
+    import agents.learned.fast.train as fast_module
+
+    original = fast_module._update
+
+    def spy(net, law, optimizer, rollout, config, generator):
+        seen.append(optimizer.param_groups[0]["lr"])
+        return original(net, law, optimizer, rollout, config, generator)
+
+    tiny = dict(num_envs=16, n_steps=4, eval_episodes=0, compile=False, seed=2)
+    fast_module._update = spy
+    try:
+        fast_train(
+            FastConfig("one-pull", total_timesteps=4096, lr_schedule="linear", **tiny), log=None
+        )
+    finally:
+        fast_module._update = original
+    # the stagger's untrained steps count: the first update starts below 1e-3, then each
+    # of 64 steps (16 envs x 4) takes 1e-3 * 64 / 4096 off, down to the last above 0
+    assert len(seen) > 10 and 0 < seen[-1] < seen[0] <= 1e-3
+    np.testing.assert_allclose(np.diff(seen), -1e-3 * 64 / 4096, rtol=1e-9)
+    # constant advantages: standardised they are all 0 (no policy gradient), raw they
+    # are not (the policy moves)
+    config, kwargs, transform, net, law = _parts("one-pull", seed=2)
+    rollouts = Rollouts(config.env_id, kwargs, transform, 16, 2, reward="env")
+    rollout = rollouts.collect(net, law, 4, 1.0, 0.95, torch.Generator().manual_seed(0))
+    rollouts.close()
+    rollout.advantages.fill_(0.5)
+    moved = {}
+    for normalize in (True, False):
+        trained = _parts("one-pull", seed=2)[3]
+        trained.load_state_dict(net.state_dict())
+        optimizer = torch.optim.SGD(trained.parameters(), lr=1.0)
+        quiet = FastConfig(
+            "one-pull", normalize_advantage=normalize, ent_coef=0.0, vf_coef=0.0, **tiny
+        )
+        fast_module._update(trained, law, optimizer, rollout, quiet, torch.Generator())
+        moved[normalize] = any(
+            not torch.equal(trained.state_dict()[k], v) for k, v in net.state_dict().items()
+        )
+    assert moved == {True: False, False: True}
+
+
 def test_fast_config_refuses_bad_values():
     with pytest.raises(ValueError, match="algo='dqn'"):
         FastConfig("one-pull", algo="dqn")
@@ -220,6 +266,10 @@ def test_fast_config_refuses_bad_values():
         FastConfig("batch-budget-pbp")
     with pytest.raises(ValueError, match="num_envs=0"):
         FastConfig("one-pull", num_envs=0)
+    with pytest.raises(ValueError, match="lr_schedule='cosine'"):
+        FastConfig("one-pull", lr_schedule="cosine")
+    with pytest.raises(ValueError, match="normalize_advantage=1"):
+        FastConfig("one-pull", normalize_advantage=1)
 
 
 def test_family_prior():

@@ -77,7 +77,9 @@ class FastConfig:
         n_steps: steps per env per update.
         seed: seeds the network, the sampling and the training envs.
         hidden, layers, shared: the network (:class:`FastArmSetNet`).
-        learning_rate: Adam's step size (constant).
+        learning_rate: Adam's step size (at the start).
+        lr_schedule: ``"constant"`` or ``"linear"``: decays to 0 at ``total_timesteps``
+            (in steps, so a run stopped by ``max_cpu_seconds`` ends above 0).
         epochs: PPO passes over the rollout per update (A2C: one step).
         update_fraction: share of the rollout's transitions each pass trains on
             (recurrent: the share of its envs, whose whole ``n_steps`` sequences it
@@ -89,6 +91,9 @@ class FastConfig:
             horizon credits a step with its own consequences; 1.0 and 0.95 with the
             env's terminal reward, which a discount would shrink to nothing).
         clip_range: PPO's ratio clip.
+        normalize_advantage: standardise each update's advantages (mean 0, std 1), as
+            stable-baselines3's PPO does by default; ``False`` keeps them in reward units
+            (times ``reward_scale``).
         ent_coef, vf_coef: entropy bonus and value-loss weights.
         max_grad_norm: global gradient-norm clip.
         reward_scale: training rewards are multiplied by this.
@@ -131,12 +136,14 @@ class FastConfig:
     layers: int = 2
     shared: bool = True
     learning_rate: float = 1e-3
+    lr_schedule: str = "constant"
     epochs: int = 2
     update_fraction: float = 0.125
     minibatch_size: int = 4096
     gamma: float | None = None
     gae_lambda: float | None = None
     clip_range: float = 0.2
+    normalize_advantage: bool = True
     ent_coef: float = 0.003
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
@@ -165,6 +172,10 @@ class FastConfig:
             )
         if self.algo not in FAST_ALGOS:
             raise ValueError(f"algo={self.algo!r} must be one of {FAST_ALGOS} on the fast path")
+        if self.lr_schedule not in ("constant", "linear"):
+            raise ValueError(f"lr_schedule={self.lr_schedule!r} must be 'constant' or 'linear'")
+        if not isinstance(self.normalize_advantage, bool):
+            raise ValueError(f"normalize_advantage={self.normalize_advantage!r} must be a bool")
         for name in ("total_timesteps", "num_envs", "n_steps", "hidden", "layers", "epochs"):
             value = getattr(self, name)
             low = 0 if name == "total_timesteps" else 1
@@ -319,7 +330,8 @@ def _update(
     steps from its stored start state (truncated backprop through time).
     """
     adv = rollout.advantages.flatten()
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    if config.normalize_advantage:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     returns = rollout.returns.flatten()
     old_logp = rollout.log_probs.flatten()
     ppo = config.algo == "ppo"
@@ -530,6 +542,10 @@ def fast_train(
             rollout = rollouts.collect(
                 net, law, config.n_steps, config.gamma, config.gae_lambda, generator, forward
             )
+            if config.lr_schedule == "linear":
+                left = max(0.0, 1.0 - steps / max(config.total_timesteps, 1))
+                for group in optimizer.param_groups:
+                    group["lr"] = config.learning_rate * left
             _update(net, law, optimizer, rollout, config, generator)
             steps += per_update
             if progress is not None:
