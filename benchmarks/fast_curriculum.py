@@ -25,17 +25,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from agents.learned.evaluation import TEST_SEED0, evaluate
-from agents.learned.families import PRESETS, evaluation_env, family_prior, training_kwargs
+from agents.learned.evaluation import evaluate
+from agents.learned.families import PRESETS
 from agents.learned.fast import FastConfig, fast_train
-from agents.registry import make
 
 try:  # run as a script from the repository root or from benchmarks/
-    from benchmarks.fast_training import _scores, gap_closed
+    from benchmarks.fast_training import _scores, gap_closed, reference_scores
 except ImportError:  # pragma: no cover
-    from fast_training import _scores, gap_closed  # type: ignore[no-redef]
+    from fast_training import _scores, gap_closed, reference_scores  # type: ignore[no-redef]
 
 
 def parse_stage(text: str) -> tuple[dict[str, Any], float]:
@@ -103,23 +100,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     stages = [parse_stage(s) for s in args.stages]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    env_id, kwargs = PRESETS[args.preset]
-    kwargs = training_kwargs(env_id, kwargs)
-    prior = family_prior(kwargs)
-    eid, ekw = evaluation_env(env_id, kwargs)
-    seeds = range(TEST_SEED0, TEST_SEED0 + args.episodes)
-    score = "misidentified" if kwargs.get("objective") == "misidentification" else "regret"
-    cache = out / f"references-{args.preset}-{args.episodes}.json"
-    stored = json.loads(cache.read_text()) if cache.exists() else {}
-    refs = {"uniform": make("uniform")}
-    if prior is not None:
-        refs["kg (prior)"] = make("kg", a=prior[0], b=prior[1])
-    for label, agent in refs.items():
-        if label not in stored:
-            stored[label] = _scores(evaluate(agent, eid, ekw, seeds), score).tolist()
-            cache.write_text(json.dumps(stored))
-    u = np.array(stored["uniform"])
-    kg = np.array(stored["kg (prior)"]) if "kg (prior)" in stored else None
+    (eid, ekw, seeds, score), refs = reference_scores(args.preset, args.episodes, out)
+    u, kg = refs["uniform"], refs.get("kg (prior)")
     print(f"{args.preset}, {args.cpu:.0f} CPU-s per run, reward {args.reward}, seed {args.seed}")
     print(f"uniform {u.mean():.5f}" + (f", KG (prior) {kg.mean():.5f}" if kg is not None else ""))
     print("| run | stages (steps) | held-out score | gap to KG closed [95%] |")

@@ -118,6 +118,36 @@ def gap_closed(
     return float(point), float(low), float(high)
 
 
+def reference_scores(
+    preset: str, episodes: int, out: Path
+) -> tuple[tuple[str, dict[str, Any], range, str], dict[str, np.ndarray]]:
+    """The held-out episodes of ``preset`` (env id, kwargs, seeds, score name) and the
+    per-episode scores of ``uniform`` and KG with the family's prior on them, cached in
+    ``out/references-PRESET-EPISODES.json`` (same seeds: reusable by later runs)."""
+    env_id, kwargs = PRESETS[preset]
+    kwargs = training_kwargs(env_id, kwargs)
+    prior = family_prior(kwargs)
+    eid, ekw = evaluation_env(env_id, kwargs)
+    seeds = range(TEST_SEED0, TEST_SEED0 + episodes)
+    score = "misidentified" if kwargs.get("objective") == "misidentification" else "regret"
+    refs = {"uniform": make("uniform")}
+    if prior is not None:
+        refs["kg (prior)"] = make("kg", a=prior[0], b=prior[1])
+    cache = out / f"references-{preset}-{episodes}.json"
+    stored = json.loads(cache.read_text()) if cache.exists() else {}
+    scores = {}
+    for label, agent in refs.items():
+        start = time.perf_counter()
+        if label not in stored:
+            stored[label] = _scores(evaluate(agent, eid, ekw, seeds), score).tolist()
+            cache.write_text(json.dumps(stored))
+        scores[label] = np.array(stored[label])
+        print(
+            f"{label}: {scores[label].mean():.5f} ({time.perf_counter() - start:.0f}s)", flush=True
+        )
+    return (eid, ekw, seeds, score), scores
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="one-pull")
@@ -149,28 +179,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return merged
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    env_id, kwargs = PRESETS[args.preset]
-    kwargs = training_kwargs(env_id, kwargs)
-    prior = family_prior(kwargs)
-    eid, ekw = evaluation_env(env_id, kwargs)
-    seeds = range(TEST_SEED0, TEST_SEED0 + args.episodes)
-    score = "misidentified" if kwargs.get("objective") == "misidentification" else "regret"
-    refs = {"uniform": make("uniform")}
-    if prior is not None:
-        refs["kg (prior)"] = make("kg", a=prior[0], b=prior[1])
-    ref_scores = {}
-    cache = out / f"references-{args.preset}-{args.episodes}.json"  # same seeds: reusable
-    stored = json.loads(cache.read_text()) if cache.exists() else {}
-    for label, agent in refs.items():
-        start = time.perf_counter()
-        if label not in stored:
-            stored[label] = _scores(evaluate(agent, eid, ekw, seeds), score).tolist()
-            cache.write_text(json.dumps(stored))
-        ref_scores[label] = np.array(stored[label])
-        print(
-            f"{label}: {ref_scores[label].mean():.5f} ({time.perf_counter() - start:.0f}s)",
-            flush=True,
-        )
+    heldout, ref_scores = reference_scores(args.preset, args.episodes, out)
+    eid, ekw, seeds, score = heldout
     report: dict[str, Any] = {
         "preset": args.preset,
         "cpu": args.cpu,
