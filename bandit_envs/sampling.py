@@ -68,10 +68,12 @@ def _state(
 ) -> kernels.RewardState:
     n = arms.means.shape[0]
     if arms.distribution == "categorical":
-        probs = np.ascontiguousarray(arms.probs, dtype=np.float64)
+        # writeable copies of the instance's read-only arrays: the arrays of every state
+        # then have one numba type, and the compiled code that takes a state one overload
+        probs = np.array(arms.probs, dtype=np.float64, order="C")
         cdf = np.cumsum(probs, axis=1)
         cdf[:, -1] = 1.0
-        support = np.ascontiguousarray(arms.support, dtype=np.float64)
+        support = np.array(arms.support, dtype=np.float64, order="C")
     else:
         probs = cdf = _DUMMY_2D
         support = _DUMMY_1D

@@ -320,3 +320,19 @@ def test_render_ansi() -> None:
     env.step(1)
     text = env.render()
     assert "arm    1: pulls=     1" in text
+
+
+def test_reward_states_have_one_numba_type_whatever_the_rewards() -> None:
+    """Every agent's compiled fast path takes the reward state as an argument: one numba
+    type for Bernoulli, Gaussian and categorical rewards, paired or not, is one compiled
+    overload of each kernel (a categorical state holding the instance's read-only arrays
+    was another type, and every kernel compiled twice)."""
+    from numba import typeof
+
+    types = set()
+    for instance in ("uniform-random", "jiang2017-1-sparse", categorical_instance()):
+        for paired in (False, True):
+            env = gym.make("TopK-Batch-v0", instance=instance, n_arms=4, k=2, paired=paired)
+            env.reset(seed=0)
+            types.add(typeof(env.unwrapped._rewards.kernel_state()))
+    assert len(types) == 1, types

@@ -161,6 +161,23 @@ def test_training_is_deterministic_for_a_seed() -> None:
     np.testing.assert_array_equal(p0, p1)
 
 
+def test_training_leaves_no_sb3_log_directory(tmp_path: Path, monkeypatch) -> None:
+    """``train`` gives the model its own logger: SB3's default one, built by ``learn``,
+    creates an empty ``SB3-<date>`` directory in the temporary directory on every call."""
+    import tempfile
+
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)  # (conftest points it at a tmp dir)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = train(
+        TrainConfig(
+            "TopK-v0", STD, total_timesteps=64, num_envs=2, algo_kwargs=FAST, eval_episodes=0
+        ),
+        log=None,
+    )
+    assert result.model.num_timesteps >= 64
+    assert not list(tmp_path.glob("SB3-*"))
+
+
 @pytest.mark.parametrize("env_id,kwargs", [("TopK-v0", STD), ("TopK-Batch-v0", BATCH)])
 def test_arm_set_policy_is_permutation_equivariant(env_id: str, kwargs: dict) -> None:
     result = train(

@@ -21,6 +21,7 @@ continue their own streams; periodic evaluation uses the seeds
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -31,6 +32,7 @@ import gymnasium as gym
 import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.logger import HumanOutputFormat, Logger
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 import bandit_envs  # noqa: F401  (registers the ids)
@@ -411,7 +413,20 @@ def _model(
     model = ALGOS[config.algo](
         policy_cls, venv, seed=config.seed, device="cpu", verbose=config.verbose, **params
     )
+    model.set_logger(_logger(config.verbose))
     return model, params
+
+
+def _logger(verbose: int) -> Logger:
+    """The SB3 logger of a training: its console lines at ``verbose >= 1``, no files.
+
+    The logger ``learn`` builds by default writes no files either, but first creates an
+    empty ``SB3-<date>`` directory in the temporary directory (``$SB3_LOGDIR`` unset), one
+    per training.
+    """
+    return Logger(
+        folder=None, output_formats=[HumanOutputFormat(sys.stdout)] if verbose >= 1 else []
+    )
 
 
 def _evaluator(
