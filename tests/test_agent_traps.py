@@ -264,6 +264,7 @@ def test_uniform_hint_names_rounds() -> None:
         agents.run_episode(fc_env("TopK-Batch-v0"), agents.make("uniform"), seed=0, max_steps=100)
 
 
+@pytest.mark.kernel_group("bayes_ttts")  # its compile (tests/_kernel_groups.py)
 @pytest.mark.parametrize("env_id", ["TopK-v0", "TopK-Batch-v0"])
 def test_truncation_or_a_stopping_rule_makes_them_playable(env_id) -> None:
     result = agents.run_episode(fc_env(env_id, max_batches=40), agents.make("bayes_ttts"), seed=0)

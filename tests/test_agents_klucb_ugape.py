@@ -30,6 +30,10 @@ from agents.lucb.kl_lucb import KLLUCB
 from agents.lucb.ugape import UGapEb, UGapEc
 from bandit_envs import divergences
 
+# KL-LUCB's compile: the LUCB family's kernel; the UGapE tests that play episodes join
+# UGapE's group (tests/_kernel_groups.py)
+pytestmark = pytest.mark.kernel_group("kl_lucb")
+
 EASY = [0.9, 0.8, 0.5, 0.4, 0.3, 0.2]
 
 
@@ -303,6 +307,7 @@ def test_kl_lucb_beats_lucb1_on_bernoulli_means_near_one():
     assert np.median(kl) < 0.5 * np.median(lucb)
 
 
+@pytest.mark.kernel_group("ugape_c")
 def test_ugape_c_stops_and_is_correct_on_an_easy_instance(rate_at_most):
     delta, runs = 0.1, 30
     env = make_env(EASY, 2)
@@ -314,6 +319,7 @@ def test_ugape_c_stops_and_is_correct_on_an_easy_instance(rate_at_most):
     rate_at_most(failures, runs, delta)
 
 
+@pytest.mark.kernel_group("ugape_c")
 def test_ugape_b_answer_on_a_budget(rate_at_most):
     """Budget 300 on EASY (H_0 = 164): the default a errs rarely (< 5%), exact binomial test."""
     env = make_env(EASY, 2, setting="fixed_budget", budget=300)

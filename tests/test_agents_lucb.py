@@ -18,6 +18,9 @@ from agents.lucb.family import LilFamily, LUCBFamily
 from agents.lucb.lil import LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
 from agents.lucb.lucb import LUCB
 
+# one compile of the family's kernel (tests/_kernel_groups.py)
+pytestmark = pytest.mark.kernel_group("lucb")
+
 LIL_NAMES = ("lil_rand_lucb", "lil_clucb", "lil_lucb", "lucb_pp")
 TOPK_CONFIGS = [(name, {"variant": v}) for name in LIL_NAMES for v in ("faithful", "heuristic")] + [
     ("lucb", {})

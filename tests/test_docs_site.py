@@ -41,6 +41,9 @@ pytest.importorskip("mkdocs")
 pytest.importorskip("material")
 pytest.importorskip("mkdocstrings_handlers.python")
 
+# one worker: the site (the module-scoped fixture, a 20 s build) is built once, not by both
+pytestmark = pytest.mark.xdist_group("docs-site")
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Pages opened in the browser: home, a spec page, both generated catalogs, two tutorials,
 #: three experiment pages with figures, the performance page and an API page.

@@ -14,6 +14,10 @@ import bandit_envs
 from agents.glr import stopping, top_two
 from bandit_envs import divergences as dv
 
+# one compile of the Top-Two kernel (the tests of other GLR agents, parametrized by name,
+# join their own kernel's group: tests/_kernel_groups.py)
+pytestmark = pytest.mark.kernel_group("t3c")
+
 
 @pytest.mark.parametrize("family,sigma", [(dv.BERNOULLI, 0.5), (dv.GAUSSIAN, 0.7)])
 @pytest.mark.parametrize("k", [1, 2, 3])
@@ -157,6 +161,7 @@ def test_c_tracking_projection_keeps_the_floor_and_the_sum() -> None:
     assert out[0] - out[1] == pytest.approx(0.45)
 
 
+@pytest.mark.kernel_group("track_and_stop")
 def test_track_and_stop_samples_near_the_optimal_proportions() -> None:
     """GK2016 Theorem 14 (asymptotic optimality): N_a / t -> w*_a. Here delta = 1e-6 on
     mu = (0.5, 0.45, 0.43, 0.4); the proportions of four long runs pooled lie within 0.05
@@ -206,23 +211,42 @@ def test_t3c_draws_its_leader_set_by_the_top_set_sampler(dist, divergence, sampl
     assert agent.params()[top_two.P_SAMPLER] == top_two.FULL
 
 
-def _pull_after(dist: str, budget: int, seeds: range) -> np.ndarray:
-    """The arm T3C pulls at pull ``budget + 1`` of each seeded episode (fixed budget,
-    anytime: the first ``budget`` pulls are those of the shorter episode)."""
+def _t3c_instance(dist: str):
     mu = [0.7, 0.65, 0.6, 0.5, 0.45, 0.3]
-    inst = bandit_envs.instances.from_means(
-        mu, k=2, distribution=dist, sigma=0.5 if dist == "gaussian" else None
-    )
+    sigma = 0.5 if dist == "gaussian" else None
+    return bandit_envs.instances.from_means(mu, k=2, distribution=dist, sigma=sigma)
+
+
+def _pull_after(dist: str, budget: int, seeds: range, *, fresh: bool = False) -> np.ndarray:
+    """The arm T3C pulls at pull ``budget + 1`` of each seeded episode (fixed budget,
+    anytime: the first ``budget`` pulls are those of the shorter episode). One env per
+    budget and one agent serve every seed (``run_episode`` resets both with the seed);
+    ``fresh``: new ones for every episode (the same episodes:
+    :func:`test_reused_env_and_agent_play_the_episodes_of_fresh_ones`)."""
+    inst = _t3c_instance(dist)
+
+    def make_env(b: int):
+        return gym.make("TopK-v0", instance=inst, budget=b, shuffle=False)
+
+    envs, agent = [make_env(b) for b in (budget, budget + 1)], agents.make("t3c")
     arms = np.empty(len(seeds), np.int64)
     for e, seed in enumerate(seeds):
         counts = []
-        for b in (budget, budget + 1):
-            agent = agents.make("t3c")
-            env = gym.make("TopK-v0", instance=inst, budget=b, shuffle=False)
+        for env in envs:
+            if fresh:
+                env, agent = make_env(env.unwrapped.problem.budget), agents.make("t3c")
             agents.run_episode(env, agent, seed=seed)
             counts.append(agent.counts.copy())
         arms[e] = int(np.argmax(counts[1] - counts[0]))
     return arms
+
+
+@pytest.mark.parametrize("dist", ["bernoulli", "gaussian"])
+def test_reused_env_and_agent_play_the_episodes_of_fresh_ones(dist) -> None:
+    seeds = range(100)
+    np.testing.assert_array_equal(
+        _pull_after(dist, 200, seeds), _pull_after(dist, 200, seeds, fresh=True)
+    )
 
 
 @pytest.mark.parametrize("dist", ["bernoulli", "gaussian"])

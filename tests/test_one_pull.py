@@ -271,7 +271,12 @@ def test_run_episode_equals_the_array_protocol_and_the_dense_path(name, batch) -
         assert play_dense(env, agents.make(name), seed) == fast
 
 
-def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch) -> None:
+def _compiled() -> list[str]:
+    return [n for n in agents.available() if getattr(agents.agent_class(n), "kernel", None)]
+
+
+@pytest.mark.parametrize("name", _compiled())  # (one test an agent: its kernel's xdist group)
+def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch, name) -> None:
     """Compiled agents skip the env's step functions; ``fast=False`` steps one pull at a time.
 
     With ``batch_size=1`` the reference path makes one ``step_one`` (a one-pull request)
@@ -293,29 +298,25 @@ def test_run_episode_plays_compiled_agents_off_the_step_functions(monkeypatch) -
 
     monkeypatch.setattr(bandit_envs.top_k_batch.TopKBatchEnv, "step_one", one)
     monkeypatch.setattr(bandit_envs.top_k_batch.TopKBatchEnv, "step_sparse", sparse)
-    compiled = [
-        name for name in agents.available() if getattr(agents.agent_class(name), "kernel", None)
-    ]
-    assert "uniform" in compiled
-    for name in compiled:
-        cls = agents.agent_class(name)
-        setting = "fixed_confidence" if "fixed_confidence" in cls.settings else "fixed_budget"
-        k = 1 if cls.k_values == frozenset({1}) else 2
-        kw = {"max_batches": 3000} if setting == "fixed_confidence" else {"budget": 200}
-        # (the Bernoulli-only Bayesian agents play a Bernoulli instance)
-        instance = "jiang2017-1-sparse" if cls.distributions is None else "zhou2014-two-level"
-        env = make_env(instance=instance, n_arms=10, k=k, setting=setting, batch_size=1, **kw)
-        params = {"rounds": 30} if name == "uniform" and setting == "fixed_confidence" else {}
-        calls.update(one=0, sparse=0)
-        fast = agents.run_episode(env, agents.make(name, **params), seed=0)
-        assert calls == {"one": 0, "sparse": 0}, name
-        ref = agents.run_episode(env, agents.make(name, **params), seed=0, fast=False)
-        stopped = ref.pulls < 200 if setting == "fixed_budget" else ref.terminated
-        assert calls["one"] + calls["sparse"] == ref.pulls + stopped, name  # + the stop step
-        assert (fast.pulls, fast.recommendation.tolist()) == (
-            ref.pulls,
-            ref.recommendation.tolist(),
-        )
+    assert "uniform" in _compiled()
+    cls = agents.agent_class(name)
+    setting = "fixed_confidence" if "fixed_confidence" in cls.settings else "fixed_budget"
+    k = 1 if cls.k_values == frozenset({1}) else 2
+    kw = {"max_batches": 3000} if setting == "fixed_confidence" else {"budget": 200}
+    # (the Bernoulli-only Bayesian agents play a Bernoulli instance)
+    instance = "jiang2017-1-sparse" if cls.distributions is None else "zhou2014-two-level"
+    env = make_env(instance=instance, n_arms=10, k=k, setting=setting, batch_size=1, **kw)
+    params = {"rounds": 30} if name == "uniform" and setting == "fixed_confidence" else {}
+    calls.update(one=0, sparse=0)
+    fast = agents.run_episode(env, agents.make(name, **params), seed=0)
+    assert calls == {"one": 0, "sparse": 0}, name
+    ref = agents.run_episode(env, agents.make(name, **params), seed=0, fast=False)
+    stopped = ref.pulls < 200 if setting == "fixed_budget" else ref.terminated
+    assert calls["one"] + calls["sparse"] == ref.pulls + stopped, name  # + the stop step
+    assert (fast.pulls, fast.recommendation.tolist()) == (
+        ref.pulls,
+        ref.recommendation.tolist(),
+    )
 
 
 class _EachOnce(ScriptedAgent):

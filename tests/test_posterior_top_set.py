@@ -217,8 +217,13 @@ def _zone_counts(st, n, draws, rng):
 
 
 def _law(rows):
-    keys, counts = np.unique(rows, axis=0, return_counts=True)
-    return {tuple(int(i) for i in key): int(c) for key, c in zip(keys, counts, strict=True)}
+    """How often each set (a sorted row of distinct arms) occurs in ``rows``: the rows
+    counted by their bit masks (one bit per arm; ``np.unique`` over rows, the same
+    counts, took seconds at 400,000 rows)."""
+    assert rows.min() >= 0 and rows.max() < 63
+    codes = np.bitwise_or.reduce(np.left_shift(1, rows.astype(np.int64)), axis=1)
+    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    return {tuple(int(i) for i in rows[j]): int(c) for j, c in zip(first, counts, strict=True)}
 
 
 def _full_draw_sets(alpha, beta, k, draws, seed, normal=False):

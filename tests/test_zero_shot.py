@@ -15,7 +15,9 @@ from agents.runner import run_episode
 from agents.zero_shot import generator, index
 from agents.zero_shot.agent import FITTED, ZeroShot, check_weights, load_fitted
 
-pytestmark = pytest.mark.xdist_group("zero_shot")  # one compile of the kernels
+# one compile of the kernels, the Top-Two one shared with EB-TC, T3C, TTTS
+# (tests/_kernel_groups.py)
+pytestmark = pytest.mark.kernel_group("zero_shot")
 
 
 def _env(**kwargs):
