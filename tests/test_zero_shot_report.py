@@ -304,6 +304,89 @@ def test_fixed_budget_experiments_have_no_error_check():
     )
 
 
+# ------------------------------------------------------------------ winnable points
+
+
+def fails_on(count: int) -> Value:
+    """1 on the first ``count`` runs of every point, 0 after."""
+    return lambda i, r, rng: float(r < count)
+
+
+def per_run(values: np.ndarray) -> Value:
+    """The run's entry of ``values`` at every point."""
+    return lambda i, r, rng: float(values[r])
+
+
+def test_a_binary_point_is_winnable_when_the_oracle_wins_after_holm():
+    # the paper's best fails 12 of 30 times at p1 (oracle p = 2^-11), 3 times at p2 (0.25)
+    df = frame(
+        {"A": lambda i, r, rng: float(r < (12, 3)[i]), ZS: const(0.0)},
+        metric="failure",
+    )
+    table = zs.report({"chen2017-fig1": df})
+    assert list(table["winnable_paper"]) == [True, False]
+    # zero-shot is the oracle here: its own outcomes are what the bound allows
+    assert list(table["outcome_paper"]) == ["win", "tie"]
+    assert zs.summary(table).iloc[0]["winnable_paper"] == 1
+
+
+def test_holm_can_make_a_binary_point_unwinnable():
+    # 6 failures: oracle p = 2^-5 = 0.031 < 0.05 alone, but 3 points make it 0.094
+    alone = zs.report(
+        {
+            "chen2017-fig1": frame(
+                {"A": fails_on(6), ZS: const(0.0)}, metric="failure", points=("p1",)
+            )
+        }
+    )
+    three = zs.report(
+        {
+            "chen2017-fig1": frame(
+                {"A": fails_on(6), ZS: const(0.0)}, metric="failure", points=("p1", "p2", "p3")
+            )
+        }
+    )
+    assert list(alone["winnable_paper"]) == [True]
+    assert list(three["winnable_paper"]) == [False, False, False]
+
+
+def test_no_agent_wins_a_binary_point_the_bound_calls_unwinnable():
+    rng = np.random.default_rng(7)
+    for trial in range(100):
+        a_fails = rng.random(RUNS) < rng.uniform(0, 0.4)
+        z_fails = rng.random(RUNS) < rng.uniform(0, 0.4)
+        df = frame(
+            {"A": per_run(a_fails), ZS: per_run(z_fails)},
+            metric="failure",
+            points=("p1",),
+        )
+        row = zs.report({"chen2017-fig1": df}).iloc[0]
+        if not row["winnable_paper"]:
+            assert row["outcome_paper"] != "win", trial
+        # and the oracle's bound is the same test zero-shot gets at its best
+        oracle = paired_test(np.zeros(RUNS), a_fails.astype(float), True)["p_value"]
+        assert row["winnable_paper"] == (oracle < 0.05)
+
+
+def test_real_valued_points_are_unwinnable_only_at_the_floor():
+    df = frame(
+        {"A": lambda i, r, rng: (0.0, abs(rng.standard_normal()))[i], ZS: const(0.0)},
+        metric="aggregate_regret",
+    )
+    table = zs.report({"zhou2014-fig1": df})
+    assert list(table["winnable_paper"]) == [False, True]
+
+
+def test_sample_cost_metrics_have_no_winnable_bound():
+    df = frame({"A": noisy(500.0, 20), ZS: noisy(400.0, 20)}, metric="pulls")
+    table = zs.report({"jiang2017-fig1": df})
+    assert table["winnable_paper"].isna().all()
+    s = zs.summary(table)
+    assert s.iloc[0]["winnable_paper"] is None or math.isnan(s.iloc[0]["winnable_paper"])
+    text = zs.to_markdown(table, s)
+    assert "| jiang2017-fig1 | pulls | 2 | 2/0/0 | 100% | - |" in text
+
+
 # ------------------------------------------------------------------ summary, markdown
 
 
@@ -330,7 +413,7 @@ def test_markdown_has_the_summary_and_a_table_per_experiment():
     assert text.index("## Summary") < text.index("## zhou2014-fig1")
     assert "| experiment | metric | points | W/T/L vs paper |" in text
     assert "## zhou2014-rte (real data)" in text
-    assert "| zhou2014-rte (real data) | aggregate_regret | 2 | 0/2/0 |" in text
+    assert "| zhou2014-rte (real data) | aggregate_regret | 2 | 0/2/0 | 0% | 2 (100%) |" in text
     assert "## zhou2014-fig1 (real data)" not in text
     # 3 significant digits; zero-shot is A - 1 on every episode (the sign test's interval)
     p1 = row_at(table, "p1", "zhou2014-fig1")

@@ -40,6 +40,19 @@ whether the error count is consistent with delta: the one-sided exact binomial t
 "error rate > delta" has p >= 0.05.
 
 Experiments on real data (:data:`REAL_DATA`) are marked "(real data)".
+
+How many wins the episodes allow. A point can be a win only if the paper's best leaves
+room to beat it significantly on the runs played; ``winnable_paper`` says whether it
+does, against the same Holm family, for metrics with a best possible value
+(:data:`METRIC_FLOOR`). For 0/1 metrics the bound is exact: no agent gets a smaller
+McNemar p-value than an oracle with the best value on every episode (it makes every
+discordant pair a pair in its favour), and Holm's adjusted p-values only grow with the
+raw ones, so a point the oracle cannot win after Holm no agent can. For real-valued
+metrics (regret, false negative rate) an agent can in principle win wherever the paper's
+best is above the floor on at least one episode (a difference of constant sign and tiny
+spread has an arbitrarily small t-test p-value), so a point is unwinnable only where the
+paper's best is at the floor on every episode. Sample-cost metrics (pulls, batches) have
+no such floor: ``None``.
 """
 
 from __future__ import annotations
@@ -62,6 +75,7 @@ from topk_bench.tables import interval, sig
 __all__ = [
     "COLUMNS",
     "DEFAULT_DELTA",
+    "METRIC_FLOOR",
     "PAPER_EXCLUDE",
     "PAPER_INCLUDE",
     "PRIMARY_METRIC",
@@ -116,6 +130,13 @@ DEFAULT_DELTA: dict[str, float] = {"jun2016-table1": 0.1, "jiang2017-fig1": 0.01
 REAL_DATA = frozenset({"zhou2014-rte", "jun2016-virus", "shahrampour2017-captions"})
 #: Metrics of fixed-confidence experiments (the sample cost; the error is the constraint).
 FIXED_CONFIDENCE_METRICS = frozenset({"pulls", "batches"})
+#: Metric -> its best possible value (0/1 metrics and regret-like metrics, lower better).
+METRIC_FLOOR: dict[str, float] = {
+    "aggregate_regret": 0.0,
+    "fnr": 0.0,
+    "failure": 0.0,
+    "misidentified": 0.0,
+}
 #: Level of the binomial test of zero-shot's error rate against delta.
 ERROR_ALPHA = 0.05
 ZERO_SHOT_PREFIX = "zero-shot"
@@ -138,6 +159,7 @@ COLUMNS = [
     "ci_high_paper",
     "p_holm_paper",
     "outcome_paper",
+    "winnable_paper",
     "suite_best",
     "suite_best_mean",
     "diff_suite",
@@ -336,6 +358,12 @@ def _experiment_rows(
             row[f"ci_low_{which}"] = res["ci_low"]
             row[f"ci_high_{which}"] = res["ci_high"]
             row[f"_p_{which}"] = res["p_value"]
+            if which == "paper":
+                row["_p_oracle"] = (
+                    _oracle_p(wide[best].to_numpy(dtype=float), metric)
+                    if best is not None
+                    else math.nan
+                )
         row["error"] = row["delta"] = row["error_consistent"] = None
         if fixed:
             row.update(_error_check(at, zero, delta_key))
@@ -347,7 +375,25 @@ def _experiment_rows(
         for r, p in zip(rows, adjusted, strict=True):
             r[f"p_holm_{which}"] = float(p)
             r[f"outcome_{which}"] = _outcome(float(p), r[f"diff_{which}"], sign, alpha)
+    oracle = holm([r.pop("_p_oracle") for r in rows])
+    for r, p in zip(rows, oracle, strict=True):
+        r["winnable_paper"] = None if math.isnan(p) else bool(p < alpha)
     return rows
+
+
+def _oracle_p(best: np.ndarray, metric: str) -> float:
+    """The smallest raw p-value any agent can get against ``best`` (see the module doc).
+
+    NaN where the metric has no floor (:data:`METRIC_FLOOR`), so the point leaves the
+    oracle's Holm family.
+    """
+    floor = METRIC_FLOOR.get(metric)
+    if floor is None:
+        return math.nan
+    best = best[~np.isnan(best)]
+    if metric in BINARY_METRICS:
+        return float(paired_test(np.full(best.shape, floor), best, True)["p_value"])
+    return 0.0 if bool(np.any(best > floor)) else 1.0
 
 
 def _error_check(at: Any, zero: str, delta_key: str | None) -> dict[str, Any]:
@@ -400,6 +446,8 @@ def summary(table: Any) -> Any:
     """Per experiment: points, wins / ties / losses against the paper's best and the suite's.
 
     ``share_win_paper`` is the share of points where zero-shot beats the paper's best,
+    ``winnable_paper`` the number of points where the episodes allow any agent a win over
+    it (``None`` for metrics without a floor),
     ``share_win_or_tie_suite`` where it at least ties the suite's best (among the points
     with that comparison); ``error_consistent`` counts the points whose error rate is
     consistent with delta (fixed confidence only, else ``None``).
@@ -427,13 +475,16 @@ def summary(table: Any) -> Any:
             if compared["suite"]
             else math.nan
         )
+        bounded = rows["winnable_paper"].dropna()
+        rec["winnable_paper"] = int(bounded.astype(bool).sum()) if len(bounded) else None
         checked = rows["error_consistent"].dropna()
         rec["error_checked"] = len(checked) if len(checked) else None
         rec["error_consistent"] = int(checked.astype(bool).sum()) if len(checked) else None
         records.append(rec)
     cols = ["experiment", "real_data", "metric", "points", "wins_paper", "ties_paper",
             "losses_paper", "wins_suite", "ties_suite", "losses_suite", "share_win_paper",
-            "share_win_or_tie_suite", "error_checked", "error_consistent"]  # fmt: skip
+            "share_win_or_tie_suite", "winnable_paper", "error_checked",
+            "error_consistent"]  # fmt: skip
     return pd.DataFrame.from_records(records, columns=cols)
 
 
@@ -459,6 +510,12 @@ def _share(v: float) -> str:
     return "-" if v is None or math.isnan(v) else f"{100 * v:.0f}%"
 
 
+def _winnable(count: Any, points: int) -> str:
+    if count is None or (isinstance(count, float) and math.isnan(count)):
+        return "-"
+    return f"{int(count)} ({100 * int(count) / points:.0f}%)"
+
+
 def _text(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
 
@@ -473,7 +530,10 @@ def to_markdown(table: Any, summary: Any) -> str:
         "same episodes (t or sign test, exact McNemar for 0/1 metrics); outcomes use "
         "Holm-adjusted p-values within each experiment. Fixed-confidence experiments also "
         "give zero-shot's error rate, its target delta and whether the errors are "
-        "consistent with delta (one-sided exact binomial test, p >= 0.05).",
+        'consistent with delta (one-sided exact binomial test, p >= 0.05). "Winnable" '
+        "counts the points where the episodes allow any agent a significant win over the "
+        "paper's best (an agent at the metric's floor on every episode, same Holm family; "
+        "exact for 0/1 metrics).",
         "## Summary",
     ]
     rows = []
@@ -490,13 +550,15 @@ def to_markdown(table: Any, summary: Any) -> str:
                 r.points,
                 f"{r.wins_paper}/{r.ties_paper}/{r.losses_paper}",
                 _share(r.share_win_paper),
+                _winnable(r.winnable_paper, r.points),
                 f"{r.wins_suite}/{r.ties_suite}/{r.losses_suite}",
                 _share(r.share_win_or_tie_suite),
                 consistent,
             ]
         )
     header = ["experiment", "metric", "points", "W/T/L vs paper", "wins vs paper",
-              "W/T/L vs suite", "win or tie vs suite", "error consistent with delta"]  # fmt: skip
+              "winnable vs paper", "W/T/L vs suite", "win or tie vs suite",
+              "error consistent with delta"]  # fmt: skip
     out.append(_md_table(header, rows))
     for name, rows_df in table.groupby("experiment", sort=False):
         real = bool(rows_df["real_data"].iloc[0])
