@@ -57,6 +57,54 @@ def test_plays_fixed_budget_models(kwargs) -> None:
             assert res.batches == problem.max_batches
 
 
+@pytest.mark.parametrize("batch", [dict(batch_size=None), dict(batch_size=6, repeat_limit=2)])
+def test_fixed_budget_misidentification_from_the_threshold_plays_the_top_two_rule(batch) -> None:
+    """On the misidentification objective with at least ``top_two_from`` pulls per arm the
+    fixed budget plays the fitted Top-Two rule (shipped: T3C's leader and challenger with
+    tracking) to the end of the budget: the same pulls, arm by arm, as T3C with tracking.
+    Below the threshold, and on the regret objective, it plays the index rule."""
+    assert (FITTED["fixed_confidence"]["leader"], FITTED["fixed_confidence"]["forced"]) == (
+        "ts",
+        False,
+    )
+    # 300 pulls on 12 arms: 25 per arm
+    cases = (
+        ("misidentification", 25.0, True),
+        ("misidentification", 0.0, True),
+        ("misidentification", 25.5, False),
+        ("misidentification", math.inf, False),
+        ("aggregate_regret", 0.0, False),
+    )
+    for objective, top_two_from, same in cases:
+        env = _env(instance="beta-random", n_arms=12, k=3, budget=300, objective=objective,
+                   **batch)  # fmt: skip
+        differ = 0
+        for seed in range(3):
+            zs = agents.make("zero_shot", top_two_from=top_two_from, seed=seed)
+            t3c = agents.make("t3c", tracking=True, seed=seed)
+            t3c.fill_batches = zs.fill_batches
+            a, b = run_episode(env, zs, seed=seed), run_episode(env, t3c, seed=seed)
+            assert a.pulls == b.pulls == 300
+            if same:
+                assert zs.counts.tolist() == t3c.counts.tolist()
+                assert a.recommendation.tolist() == b.recommendation.tolist()
+            differ += zs.counts.tolist() != t3c.counts.tolist()
+        assert differ == (0 if same else 3), (objective, top_two_from)
+
+
+def test_pulls_per_arm_reads_the_budget_or_the_batches() -> None:
+    from agents.zero_shot.agent import pulls_per_arm
+
+    def problem(**kw):
+        return _env(instance="uniform-random", n_arms=10, k=2, **kw).unwrapped.problem
+
+    assert pulls_per_arm(problem(budget=250, batch_size=None)) == 25.0
+    assert pulls_per_arm(problem(max_batches=30, batch_size=4, repeat_limit=2)) == 12.0
+    fc = _env(instance="uniform-random", n_arms=10, k=2, setting="fixed_confidence",
+              batch_size=None, repeat_limit=2).unwrapped.problem  # fmt: skip
+    assert pulls_per_arm(fc) is None
+
+
 def test_plays_categorical_rewards() -> None:
     """Rewards in [0, 1] that are not 0/1 (a categorical law): the Bernoulli bound."""
     support = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -96,15 +144,21 @@ def test_fixed_confidence_error_within_delta() -> None:
     """``threshold="gk2016"`` is delta-correct whatever the sampling (Garivier & Kaufmann
     2016, Thm 10): 200 runs at delta = 0.1 on a 5-arm instance, errors at most the
     binomial(200, 0.1) quantile of 0.999 (a true rate <= delta exceeds it with p < 1e-3)."""
+    assert _proven_threshold_errors(batch_size=1) <= stats.binom.ppf(0.999, 200, 0.1)
+
+
+def _proven_threshold_errors(**batch) -> int:
+    """Misidentified episodes of 200 at ``delta = 0.1``, ``threshold="gk2016"``, on a
+    5-arm Bernoulli instance (k = 1), every episode stopped by the GLR rule."""
     inst = bandit_envs.instances.from_means([0.6, 0.5, 0.45, 0.4, 0.3], k=1)
-    env = _env(instance=inst, setting="fixed_confidence", batch_size=1, max_batches=10**6)
+    env = _env(instance=inst, setting="fixed_confidence", max_batches=10**6, **batch)
     agent = agents.make("zero_shot", delta=0.1, threshold="gk2016", seed=0)
     errors = 0
     for s in range(200):
         res = run_episode(env, agent, seed=s)
         assert res.terminated
         errors += int(res.misidentified)
-    assert errors <= stats.binom.ppf(0.999, 200, 0.1)
+    return errors
 
 
 def _dense_batches(env, agent, seed):
@@ -221,16 +275,7 @@ def test_batched_fixed_confidence_stops_only_by_the_glr_rule(b, r, leader) -> No
 def test_batched_fixed_confidence_error_within_delta() -> None:
     """The proven threshold with batches of 4 (r = 2): errors of 200 runs at delta = 0.1
     at most the binomial(200, 0.1) quantile of 0.999 (as at one pull per batch)."""
-    inst = bandit_envs.instances.from_means([0.6, 0.5, 0.45, 0.4, 0.3], k=1)
-    env = _env(
-        instance=inst, setting="fixed_confidence", batch_size=4, repeat_limit=2, max_batches=10**6
-    )
-    agent = agents.make("zero_shot", delta=0.1, threshold="gk2016", seed=0)
-    errors = 0
-    for s in range(200):
-        res = run_episode(env, agent, seed=s)
-        assert res.terminated
-        errors += int(res.misidentified)
+    errors = _proven_threshold_errors(batch_size=4, repeat_limit=2)
     assert errors <= stats.binom.ppf(0.999, 200, 0.1)
 
 
@@ -342,6 +387,11 @@ def test_bad_arguments_are_named() -> None:
     with pytest.raises(ValueError, match="delta"):
         ZeroShot(delta=2.0)
     assert check_weights({"w_z": 1.0})[1] == 1.0
+    for bad in (-1.0, math.nan, "10", True):
+        with pytest.raises(ValueError, match="top_two_from=.* must be a number of pulls per arm"):
+            ZeroShot(top_two_from=bad)
+    assert ZeroShot().top_two_from == FITTED["misidentification"]["top_two_from"]
+    assert ZeroShot(top_two_from=math.inf).top_two_from == math.inf
 
 
 def test_shipped_parameters_load(tmp_path) -> None:
@@ -357,6 +407,12 @@ def test_shipped_parameters_load(tmp_path) -> None:
     assert data["fixed_confidence"]["leader"] in ("eb", "ts")
     assert isinstance(data["fixed_confidence"]["tracking"], bool)
     assert isinstance(data["fixed_confidence"]["forced"], bool)
+    misid = data["misidentification"]
+    assert misid["top_two_from"] in misid["candidates"]
+    assert misid["loss"] == min(misid["losses"])
+    bad.write_text(FITTED_PATH.read_text().replace("top_two_from = ", "top_two = "))
+    with pytest.raises(ValueError, match="top_two_from=None"):
+        load_fitted(bad)
 
 
 def test_generator_is_reproducible_and_within_its_ranges() -> None:
@@ -389,13 +445,38 @@ def test_the_fit_runs_end_to_end_and_writes_loadable_parameters(tmp_path) -> Non
     confidence = fit.fit_confidence(seed=3, problems=2, runs=1, jobs=1, log=lambda *_: None)
     assert confidence["leader"] in ("eb", "ts") and 0 < confidence["beta"] < 1
     assert confidence["tracking"] in (True, False) and confidence["forced"] in (True, False)
+    misid = fit.fit_misidentification(seed=3, problems=3, per_problem=2, jobs=1,
+                                      log=lambda *_: None)  # fmt: skip
+    assert misid["top_two_from"] in fit.TOP_TWO_FROM
+    assert misid["loss"] == min(misid["losses"]) and len(misid["losses"]) == len(fit.TOP_TWO_FROM)
     path = tmp_path / "fitted.toml"
-    fit.write(path, budget, confidence, {"seed": 3})
+    fit.write(path, budget, confidence, {"seed": 3}, misid)
     data = load_fitted(path)
     assert data["seed"] == 3
     assert list(data["fixed_budget"]["weights"]) == budget["weights"]
     assert data["fixed_confidence"]["tracking"] == confidence["tracking"]
+    assert data["misidentification"]["candidates"][-1] == math.inf  # written as TOML inf
+    assert data["misidentification"]["top_two_from"] == misid["top_two_from"]
     ZeroShot(weights=data["fixed_budget"]["weights"])
+
+
+def test_the_misidentification_threshold_picks_the_rule_per_problem(monkeypatch) -> None:
+    """The loss of a threshold is the mean over problems of the rate of the rule it picks
+    there (Top-Two from ``top_two_from`` pulls per arm on), ties to the larger threshold:
+    rates stubbed, problems of 5, 50 and 500 pulls per arm."""
+    from agents.zero_shot import fit
+
+    specs = [generator.Spec(n=10, k=2, shape="power", budget=10 * per) for per in (5, 50, 500)]
+    eps = [fit.Episode(s, np.zeros(10), j) for s in specs for j in range(2)]
+    monkeypatch.setattr(fit, "_misidentification_episodes", lambda *_: eps)
+    rates = {math.inf: [0.2, 0.2, 0.6, 0.6, 0.5, 0.5], 0.0: [0.4, 0.4, 0.2, 0.2, 0.5, 0.5]}
+    monkeypatch.setattr(
+        fit, "_misidentified", lambda args: np.array([rates[args[0]][j] for j in args[2]])
+    )
+    res = fit.fit_misidentification(problems=3, per_problem=2, jobs=1, log=lambda *_: None)
+    # thresholds 10-40 pick the index at 5/arm and Top-Two at 50 and 500: (0.2+0.2+0.5)/3
+    assert res["losses"][:4] == pytest.approx([(0.4 + 0.2 + 0.5) / 3] + [0.9 / 3] * 3, abs=1e-4)
+    assert res["top_two_from"] == 40.0 and res["loss"] == pytest.approx(0.3, abs=1e-4)
 
 
 def test_confidence_only_refit_keeps_the_fixed_budget_section(tmp_path, monkeypatch) -> None:
@@ -428,5 +509,27 @@ def test_confidence_only_refit_keeps_the_fixed_budget_section(tmp_path, monkeypa
     assert out.read_text().split("[fixed_confidence]")[0] == section
     with pytest.raises(SystemExit):
         fit.main(["--retrain", "--confidence-only", "--seed", "12345", "--out", str(out)])
+    assert data["misidentification"] == FITTED["misidentification"]
     with pytest.raises(SystemExit):
         fit.main(["--confidence-only"])
+    with pytest.raises(SystemExit):
+        fit.main(["--retrain", "--confidence-only", "--misidentification-only"])
+
+
+def test_misidentification_only_refit_keeps_the_other_sections(tmp_path, monkeypatch) -> None:
+    from agents.zero_shot import fit
+
+    stub = {"top_two_from": 80.0, "loss": 0.2, "candidates": [80.0, math.inf],
+            "losses": [0.2, 0.3], "cpu_seconds": 1.0}  # fmt: skip
+    monkeypatch.setattr(fit, "fit_misidentification", lambda **_: dict(stub))
+    out = tmp_path / "fitted.toml"
+    seed = str(FITTED["seed"])
+    assert (
+        fit.main(["--retrain", "--misidentification-only", "--seed", seed, "--out", str(out)]) == 0
+    )
+    data = load_fitted(out)
+    assert data["misidentification"] == stub
+    for section in ("fixed_budget", "fixed_confidence"):
+        assert data[section] == FITTED[section]
+    with pytest.raises(SystemExit):
+        fit.main(["--misidentification-only"])

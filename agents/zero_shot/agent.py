@@ -23,7 +23,15 @@ from agents.engine.dispatch import compiled_call
 from agents.glr import top_two
 from agents.zero_shot import index
 
-__all__ = ["FITTED", "FITTED_PATH", "ZeroShot", "check_weights", "load_fitted"]
+__all__ = [
+    "FITTED",
+    "FITTED_PATH",
+    "ZeroShot",
+    "check_top_two_from",
+    "check_weights",
+    "load_fitted",
+    "pulls_per_arm",
+]
 
 #: the shipped parameters.
 FITTED_PATH = Path(__file__).with_name("fitted.toml")
@@ -56,14 +64,36 @@ def load_fitted(path: str | Path = FITTED_PATH) -> dict[str, Any]:
     """The fitted parameters of a ``fitted.toml`` (:mod:`agents.zero_shot.fit` writes it)."""
     with open(path, "rb") as f:
         data = tomllib.load(f)
-    for section in ("fixed_budget", "fixed_confidence"):
+    for section in ("fixed_budget", "fixed_confidence", "misidentification"):
         if section not in data:
             raise ValueError(f"{path}: no [{section}] section")
     check_weights(data["fixed_budget"]["weights"])
     for key in ("leader", "beta", "tracking", "forced"):
         if key not in data["fixed_confidence"]:
             raise ValueError(f"{path}: no {key} in [fixed_confidence]")
+    check_top_two_from(data["misidentification"].get("top_two_from"))
     return data
+
+
+def check_top_two_from(value: Any) -> float:
+    """``value`` as a number of pulls per arm in [0, inf], else a ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"top_two_from={value!r} must be a number of pulls per arm >= 0 (or inf)")
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"top_two_from={value!r} must be a number of pulls per arm >= 0 (or inf)")
+    return float(value)
+
+
+def pulls_per_arm(problem: Any) -> float | None:
+    """The episode's pulls per arm: the pull budget, else ``max_batches x batch_size``,
+    over ``n_arms`` (``None`` where neither bounds the pulls)."""
+    budget = getattr(problem, "budget", None)
+    if budget is None:
+        batches, size = getattr(problem, "max_batches", None), getattr(problem, "batch_size", None)
+        if batches is None or size is None:
+            return None
+        budget = batches * size
+    return budget / problem.n_arms
 
 
 #: the shipped parameters (:data:`FITTED_PATH`).
@@ -85,6 +115,17 @@ class ZeroShot(top_two.TopTwo):
     :mod:`agents.zero_shot.generator`, as the policy search of Zhang, Jain & Jamieson
     ("Learning to Actively Learn: A Robust Approach", arXiv:2010.15382), but over a
     generator of many families instead of one prior.
+
+    Fixed budget on the misidentification objective (the env's ``objective``) with at
+    least ``top_two_from`` pulls per arm (fitted, :func:`pulls_per_arm`): the fitted
+    Top-Two sampling rule below, without its stop, until the budget ends; answer: the
+    empirical top k. The index rule's value, the sum of the top-k posterior means, is the
+    aggregate regret's; the Top-Two rule aims at the allocation that identifies the top-k
+    set (Russo 2016; Jourdan, Degenne, Baudry, de Heide & Kaufmann 2022, whose Top Two
+    rules are anytime: they play a fixed budget without change), an asymptotic target
+    that a few pulls per arm do not reach; the threshold between the two is fitted on
+    misidentification problems of the generator
+    (:func:`agents.zero_shot.fit.fit_misidentification`).
 
     Fixed confidence: a Top-Two sampling rule (:mod:`agents.glr.top_two`: leader,
     transportation-cost challenger, leader probability) whose leader rule, leader
@@ -120,6 +161,9 @@ class ZeroShot(top_two.TopTwo):
             ``False`` by a coin (default: fitted).
         forced: fixed confidence's forced exploration, ``True`` or ``False`` (default:
             fitted).
+        top_two_from: fixed budget on the misidentification objective: the pulls per arm
+            from which the Top-Two rule plays instead of the index rule (default: fitted;
+            ``0``: always, ``math.inf``: never).
         block: fixed budget where batches are free: a block is ``max(b, pulls left //
             block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; a value above the
             budget decides every pull).
@@ -145,6 +189,7 @@ class ZeroShot(top_two.TopTwo):
         tracking: bool | None = None,
         forced: bool | None = None,
         block: int = index.BLOCK,
+        top_two_from: float | None = None,
         seed: int | None = None,
     ) -> None:
         fc = FITTED["fixed_confidence"]
@@ -173,10 +218,22 @@ class ZeroShot(top_two.TopTwo):
         if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
             raise ValueError(f"block={block!r} must be an integer >= 1 (pulls left per block)")
         self.block = int(block)
+        self.top_two_from = check_top_two_from(
+            FITTED["misidentification"]["top_two_from"] if top_two_from is None else top_two_from
+        )
+
+    def _plays_index(self, problem: Any) -> bool:
+        """Whether the episode plays the index rule (fixed budget, see the class)."""
+        if getattr(problem, "setting", None) != FIXED_BUDGET:
+            return False
+        if getattr(problem, "objective", "aggregate_regret") != "misidentification":
+            return True
+        per_arm = pulls_per_arm(problem)
+        return per_arm is None or per_arm < self.top_two_from
 
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        """Start an episode: the fixed-budget kernel or the Top-Two one, by the setting."""
-        if getattr(problem, "setting", None) == FIXED_BUDGET:
+        """Start an episode: the fixed-budget kernel or the Top-Two one (see the class)."""
+        if self._plays_index(problem):
             self.kernel = index.run
             self.episode_kernel = _FAST_PATH
         else:
@@ -185,15 +242,15 @@ class ZeroShot(top_two.TopTwo):
         super().reset(problem, seed=seed)
 
     def params(self) -> np.ndarray:
-        if self.problem.setting == FIXED_BUDGET:
+        if self._plays_index(self.problem):
             gauss = self.problem.distribution == "gaussian"
             sigma = float(self.problem.sigma) if gauss else 0.0
             return np.array([1.0 if gauss else 0.0, sigma, float(self.block), *self.weights])
         return super().params()
 
     def current_answer(self) -> np.ndarray:
-        """Fixed budget: the posterior top k; fixed confidence: the empirical top k."""
-        if self.problem.setting != FIXED_BUDGET:
+        """The index rule's: the posterior top k; the Top-Two rule's: the empirical top k."""
+        if not self._plays_index(self.problem):
             return super().current_answer()
         p = self.params()
         return compiled_call(

@@ -4,7 +4,8 @@
 ``agents/zero_shot/fitted.toml`` (the shipped parameters); ``--seed S --out FILE`` fits
 with another seed elsewhere (the extra training seeds of the learned-zero-shot page);
 ``--retrain --confidence-only`` refits fixed confidence alone and keeps the fixed-budget
-section (and the top-level numbers of its fit) of ``--params``; without ``--retrain``
+section (and the top-level numbers of its fit) of ``--params``, ``--retrain
+--misidentification-only`` likewise the misidentification threshold; without ``--retrain``
 the parameters of ``--params`` (default: the shipped ones) are evaluated on held-out
 problems of the generator.
 
@@ -27,12 +28,22 @@ fixed-confidence problems of the generator (n in 3..30, a gap of at least 0.05 a
 top-k boundary, delta 0.01 or 0.1, one pull per batch, the GLR stop with the ``"log"``
 threshold; 40 problems, 10 runs each); the stop is the same for every candidate, so the
 fit chooses only what to sample.
+
+Fixed budget on the misidentification objective: the index rule and the fitted Top-Two
+rule (without its stop) play the same episodes of 200 problems of the generator with
+budgets of 3 to 600 pulls per arm, each on one draw of its means with a gap of at least
+0.02 at the top-k boundary (20 episodes each, the env's objective
+``"misidentification"``); ``top_two_from``, the pulls per arm from which the Top-Two rule
+plays, is the value of :data:`TOP_TWO_FROM` whose choice of rule per problem has the
+least mean misidentification rate (ties to the larger value: the index rule unless the
+Top-Two rule does better). ``--retrain --misidentification-only`` refits it alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import resource
 import sys
@@ -45,15 +56,27 @@ from typing import Any
 import numpy as np
 
 from agents.zero_shot import generator, index
-from agents.zero_shot.agent import FITTED_PATH, ZeroShot, load_fitted
+from agents.zero_shot.agent import FITTED_PATH, ZeroShot, load_fitted, pulls_per_arm
 
-__all__ = ["Episode", "episodes", "fit_budget", "fit_confidence", "main", "regrets"]
+__all__ = [
+    "Episode",
+    "episodes",
+    "fit_budget",
+    "fit_confidence",
+    "fit_misidentification",
+    "main",
+    "regrets",
+]
 
 #: the fixed-confidence grid: leader rule x beta x tracking x forced exploration.
 LEADERS = ("eb", "ts")
 BETAS = (0.4, 0.5, 0.6)
 TRACKING = (True, False)
 FORCED = (True, False)
+#: the candidate thresholds of the misidentification fit, in pulls per arm.
+TOP_TWO_FROM = (0.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0, math.inf)
+#: the least gap at the top-k boundary of the misidentification fit's problems.
+MISID_GAP = 0.02
 
 
 @dataclass(frozen=True)
@@ -252,6 +275,89 @@ def fit_confidence(
     }
 
 
+def _misidentified(args: tuple[float, Sequence[Episode], Sequence[float]]) -> np.ndarray:
+    """Misidentification per episode with ``top_two_from`` (the fitted sampling rules)."""
+    from agents.runner import run_episode
+
+    top_two_from, eps, _ = args
+    agent = ZeroShot(top_two_from=top_two_from, seed=0)
+    values = np.empty(len(eps))
+    for j, e in enumerate(eps):
+        env = generator.make_env(e.spec, e.means, objective="misidentification")
+        values[j] = run_episode(env, agent, seed=e.seed).misidentified
+    return values
+
+
+def fit_misidentification(
+    seed: int = 0, problems: int = 200, per_problem: int = 20, jobs: int = 2, log: Any = print
+) -> dict[str, Any]:
+    """The threshold of fixed budget on the misidentification objective (module
+    docstring): ``top_two_from``, its loss, the losses of every candidate (index rule
+    alone: ``math.inf``; Top-Two alone: ``0``) and the fit's CPU time."""
+    start = _cpu_seconds()
+    eps = _misidentification_episodes(problems, per_problem, seed)
+    specs = [e.spec for e in eps[::per_problem]]
+    chunks = [list(range(j, len(eps), jobs)) for j in range(jobs)]
+    tasks = [(rule, [eps[i] for i in c], c) for rule in (math.inf, 0.0) for c in chunks]
+    if jobs == 1:
+        results = [_misidentified(task) for task in tasks]
+    else:
+        pool = multiprocessing.get_context("fork").Pool(jobs)
+        try:
+            results = pool.map(_misidentified, tasks)
+        finally:
+            pool.close()
+            pool.join()  # (the workers' CPU time counts once they are waited for)
+    by_rule = {math.inf: np.empty(len(eps)), 0.0: np.empty(len(eps))}
+    for (rule, _, c), values in zip(tasks, results, strict=True):
+        by_rule[rule][c] = values
+    index_rate = _by_problem(by_rule[math.inf], per_problem)
+    top_two_rate = _by_problem(by_rule[0.0], per_problem)
+    per_arm = np.array([pulls_per_arm(_SpecProblem(s)) for s in specs], dtype=float)
+    losses = [
+        float(np.mean(np.where(per_arm >= c, top_two_rate, index_rate))) for c in TOP_TWO_FROM
+    ]
+    pick = min(range(len(losses)), key=lambda j: (losses[j], -j))
+    for c, loss in zip(TOP_TWO_FROM, losses, strict=True):
+        log(f"top_two_from {c:g}: misidentification {loss:.4f}")
+    log(f"fitted: top_two_from {TOP_TWO_FROM[pick]:g} ({losses[pick]:.4f})")
+    return {
+        "top_two_from": TOP_TWO_FROM[pick],
+        "loss": round(losses[pick], 4),
+        "candidates": list(TOP_TWO_FROM),
+        "losses": [round(v, 4) for v in losses],
+        "cpu_seconds": round(_cpu_seconds() - start, 1),
+    }
+
+
+def _misidentification_episodes(problems: int, per_problem: int, seed: int) -> list[Episode]:
+    """Problems of the generator with budgets of 3 to 600 pulls per arm, each on one draw
+    of its means with a gap of at least :data:`MISID_GAP` at the top-k boundary (else the
+    exact set is a coin toss at any budget), ``per_problem`` episodes each."""
+    rng = np.random.default_rng([seed, 0x315D])
+    out: list[Episode] = []
+    j = 0
+    while len(out) < problems * per_problem:
+        j += 1
+        (spec,) = generator.draw_specs(1, 20_000 + seed * 100_003 + j, budget_per_arm=(3.0, 600.0))
+        means = spec.means(rng)
+        top = np.sort(means)[::-1]
+        if top[spec.k - 1] - top[spec.k] < MISID_GAP:
+            continue
+        out += [Episode(spec, means, int(rng.integers(2**31))) for _ in range(per_problem)]
+    return out
+
+
+@dataclass(frozen=True)
+class _SpecProblem:
+    """A generator problem seen as an env's problem (for :func:`pulls_per_arm`)."""
+
+    spec: generator.Spec
+
+    def __getattr__(self, name: str) -> Any:
+        return self.spec.n if name == "n_arms" else getattr(self.spec, name)
+
+
 def _cpu_seconds() -> float:
     """CPU time of this process and its finished workers."""
     own, workers = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
@@ -259,11 +365,19 @@ def _cpu_seconds() -> float:
 
 
 def write(
-    path: Path, budget: dict[str, Any], confidence: dict[str, Any], meta: dict[str, Any]
+    path: Path,
+    budget: dict[str, Any],
+    confidence: dict[str, Any],
+    meta: dict[str, Any],
+    misidentification: dict[str, Any],
 ) -> None:
     """Write a ``fitted.toml`` (``meta``: top-level numbers, e.g. the seed and the cost)."""
 
     def value(v: Any) -> str:
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, float) and math.isinf(v):
+            return "inf" if v > 0 else "-inf"
         return json.dumps(v)  # numbers, strings, lists of numbers: valid TOML as JSON
 
     lines = ["# zero_shot's parameters, written by python -m agents.zero_shot.fit (see there)."]
@@ -275,6 +389,11 @@ def write(
     lines += ["", "[fixed_confidence]"]
     keys = ("leader", "beta", "tracking", "forced", "loss", "error", "cpu_seconds")
     lines += [f"{key} = {value(confidence[key])}" for key in keys if key in confidence]
+    lines += ["", "[misidentification]"]
+    keys = ("top_two_from", "loss", "candidates", "losses", "cpu_seconds")
+    lines += [
+        f"{key} = {value(misidentification[key])}" for key in keys if key in misidentification
+    ]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -296,26 +415,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--confidence-problems", type=int, default=40)
     parser.add_argument("--confidence-runs", type=int, default=10)
+    parser.add_argument(
+        "--misidentification-only",
+        action="store_true",
+        help="with --retrain: refit the misidentification threshold only; keep the rest "
+        "of --params",
+    )
+    parser.add_argument("--misidentification-problems", type=int, default=200)
+    parser.add_argument("--misidentification-runs", type=int, default=20)
     args = parser.parse_args(argv)
-    if args.confidence_only and not args.retrain:
-        parser.error("--confidence-only needs --retrain")
-    if args.confidence_only:
+    for flag, on in (
+        ("--confidence-only", args.confidence_only),
+        ("--misidentification-only", args.misidentification_only),
+    ):
+        if on and not args.retrain:
+            parser.error(f"{flag} needs --retrain")
+    if args.confidence_only and args.misidentification_only:
+        parser.error("--confidence-only and --misidentification-only: pick one (or neither)")
+
+    def misidentification() -> dict[str, Any]:
+        return fit_misidentification(
+            seed=args.seed,
+            problems=args.misidentification_problems,
+            per_problem=args.misidentification_runs,
+            jobs=args.jobs,
+        )
+
+    def confidence() -> dict[str, Any]:
+        return fit_confidence(
+            seed=args.seed,
+            problems=args.confidence_problems,
+            runs=args.confidence_runs,
+            jobs=args.jobs,
+        )
+
+    if args.confidence_only or args.misidentification_only:
         fitted = load_fitted(args.params)
         if fitted.get("seed", args.seed) != args.seed:
             parser.error(
                 f"--seed {args.seed}: the fixed budget of {args.params} was fitted with "
                 f"seed {fitted['seed']}; pass --seed {fitted['seed']}"
             )
-        confidence = fit_confidence(
-            seed=args.seed,
-            problems=args.confidence_problems,
-            runs=args.confidence_runs,
-            jobs=args.jobs,
-        )
-        budget = fitted["fixed_budget"]
+        conf = confidence() if args.confidence_only else fitted["fixed_confidence"]
+        misid = misidentification() if args.misidentification_only else fitted["misidentification"]
         meta = {key: v for key, v in fitted.items() if not isinstance(v, dict)}
-        write(args.out, budget, confidence, meta)
-        print(f"wrote {args.out} (fixed confidence: {confidence['cpu_seconds']} CPU s)")
+        write(args.out, fitted["fixed_budget"], conf, meta, misid)
+        part = conf if args.confidence_only else misid
+        name = "fixed confidence" if args.confidence_only else "misidentification"
+        print(f"wrote {args.out} ({name}: {part['cpu_seconds']} CPU s)")
         return 0
     if not args.retrain:
         fitted = load_fitted(args.params)
@@ -333,12 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed, problems=args.problems, iterations=args.iterations, jobs=args.jobs
     )
     print(f"fixed budget: {budget}", flush=True)
-    confidence = fit_confidence(
-        seed=args.seed,
-        problems=args.confidence_problems,
-        runs=args.confidence_runs,
-        jobs=args.jobs,
-    )
+    conf = confidence()
+    misid = misidentification()
     cpu = _cpu_seconds()
     meta = {
         "seed": args.seed,
@@ -347,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpu_seconds": round(cpu, 1),
         "wall_seconds": round(time.time() - wall, 1),
     }
-    write(args.out, budget, confidence, meta)
+    write(args.out, budget, conf, meta, misid)
     print(f"wrote {args.out} ({meta['cpu_seconds']} CPU s, {meta['wall_seconds']} s)")
     return 0
 

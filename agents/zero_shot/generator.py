@@ -15,7 +15,8 @@ Each problem (:class:`Spec`) is drawn independently by :func:`draw_specs`:
 
 * **rewards**: Bernoulli (probability 0.75) or Gaussian (0.25) with ``sigma`` log-uniform on
   [0.1, 1] (the means as drawn);
-* **budget**: ``n x`` a log-uniform factor on [3, 60] pulls (at least ``n + 1``);
+* **budget**: ``n x`` a log-uniform factor on [3, 60] pulls (at least ``n + 1``; the fit
+  of the misidentification objective draws the factor on [3, 600]);
 * **batch model**: one pull per batch (probability 1/2); ``b`` log-uniform on [2, 64] with
   ``r`` uniform on 1..b and no limit on batches (1/4); or the same ``b``, ``r`` with
   ``max_batches = ceil(budget / b)`` and no pull budget (1/4).
@@ -75,8 +76,15 @@ def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
     return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
-def draw_specs(count: int, seed: int) -> list[Spec]:
-    """``count`` problems of the generator (module docstring), reproducibly from ``seed``."""
+def draw_specs(
+    count: int, seed: int, budget_per_arm: tuple[float, float] = (3.0, 60.0)
+) -> list[Spec]:
+    """``count`` problems of the generator (module docstring), reproducibly from ``seed``;
+    ``budget_per_arm``: the range of the log-uniform budget factor (the same draws
+    otherwise)."""
+    lo_budget, hi_budget = budget_per_arm
+    if not 1.0 <= lo_budget <= hi_budget:
+        raise ValueError(f"budget_per_arm={budget_per_arm!r} must be (lo, hi) with 1 <= lo <= hi")
     rng = np.random.default_rng([seed, 0x2E50])
     specs = []
     for _ in range(count):
@@ -94,7 +102,7 @@ def draw_specs(count: int, seed: int) -> list[Spec]:
             lo, hi = sorted(rng.random(2))
             shape, sp = "power", {"p": _log_uniform(rng, 0.25, 4), "lo": lo, "hi": hi}
         gauss = rng.random() < 0.25
-        budget = max(n + 1, int(n * _log_uniform(rng, 3, 60)))
+        budget = max(n + 1, int(n * _log_uniform(rng, lo_budget, hi_budget)))
         v = rng.random()
         b = r = batches = None
         if v >= 0.5:
