@@ -151,6 +151,15 @@ def test_a_task_uniform_ties_cannot_be_normalised() -> None:
         rl_baselines.score_table(df)
 
 
+def test_no_episode_is_a_clear_error(tmp_path, capsys) -> None:
+    df = _frame({"one-pull": {"uniform": [0.02], "sar": [0.01]}}).iloc[:0]
+    with pytest.raises(ValueError, match="no episode yet: nothing to score"):
+        rl_baselines.score_table(df)
+    (tmp_path / "manifest.json").write_text('{"name": "rl-baselines"}')
+    assert rl_baselines.main(["scores", str(tmp_path)]) == 2
+    assert "no episode yet" in capsys.readouterr().err
+
+
 def test_a_run_trains_only_the_models_its_points_play(tmp_path, monkeypatch) -> None:
     """Reduced mode plays seed 0 of each algorithm (and tuned variant) on two tasks: only
     those of the config's models are handed to training."""

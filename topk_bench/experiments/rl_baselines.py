@@ -81,6 +81,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -391,6 +392,8 @@ def score_table(
 
     from agents.learned.families import LADDER
 
+    if len(df) == 0:
+        raise ValueError("the results hold no episode yet: nothing to score")
     per = task_scores(df)
     rows = []
     for task, group in per.groupby("task", sort=False):
@@ -1210,7 +1213,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from topk_bench.store import read_results
 
-    print(format_tables(*score_table(read_results(args.out))))
+    try:
+        tables = score_table(read_results(args.out))
+    except ValueError as err:
+        print(f"error: {args.out}: {err}", file=sys.stderr)
+        return 2
+    print(format_tables(*tables))
     return 0
 
 
