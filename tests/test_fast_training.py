@@ -33,14 +33,19 @@ def _one_torch_thread():
     torch.set_num_threads(before)
 
 
+def _components(config: FastConfig):
+    """The training env's kwargs, the observation transform, the network and its law."""
+    kwargs = training_kwargs(config.env_id, config.env_kwargs)
+    transform = _transform(config, kwargs)
+    net, law = _network(config, transform, kwargs)
+    return kwargs, transform, net, law
+
+
 def _parts(preset: str, **over):
     over.setdefault("eval_episodes", 0)
     over.setdefault("compile", False)
     config = FastConfig(preset, num_envs=16, n_steps=4, **over)
-    kwargs = training_kwargs(config.env_id, config.env_kwargs)
-    transform = _transform(config, kwargs)
-    net, law = _network(config, transform, kwargs)
-    return config, kwargs, transform, net, law
+    return (config, *_components(config))
 
 
 @pytest.mark.parametrize(
@@ -339,9 +344,7 @@ SHORT_BATCH = {**PRESETS["batch-budget"][1], "budget": 60}  # 3 batches of 20
 def _recurrent_parts(env_id, env_kwargs, **over):
     over.setdefault("compile", False)
     config = FastConfig(env_id, env_kwargs, recurrent=True, shared=False, eval_episodes=0, **over)
-    kwargs = training_kwargs(config.env_id, config.env_kwargs)
-    transform = _transform(config, kwargs)
-    net, law = _network(config, transform, kwargs)
+    kwargs, transform, net, law = _components(config)
     with torch.no_grad():  # non-trivial weights: the initial heads are near zero
         for p in net.parameters():
             p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
