@@ -77,9 +77,10 @@ def load_fitted(path: str | Path = FITTED_PATH) -> dict[str, Any]:
 
 def check_top_two_from(value: Any) -> float:
     """``value`` as a number of pulls per arm in [0, inf], else a ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"top_two_from={value!r} must be a number of pulls per arm >= 0 (or inf)")
-    if math.isnan(value) or value < 0:
+    number = not isinstance(value, bool) and isinstance(
+        value, (int, float, np.integer, np.floating)
+    )
+    if not number or math.isnan(value) or value < 0:
         raise ValueError(f"top_two_from={value!r} must be a number of pulls per arm >= 0 (or inf)")
     return float(value)
 
