@@ -119,7 +119,10 @@ def _sb3_auto(c):
 
 BAD_FAST = [
     (r"train\[0\]\.policy: 'mlp' is a setting of the SB3 path", {"policy": "mlp"}),
-    (r"train\[0\]\.keep_best: True is a setting of the SB3 path", {"keep_best": True}),
+    (
+        r"train\[0\]: keep_best=True with eval_episodes=0: choosing a checkpoint needs",
+        {"keep_best": True, "eval_episodes": 0},
+    ),
     (r"train\[0\]\.validation: 'vector' is a setting", {"validation": "vector"}),
     (r"train\[0\]\.imitate: \{\} is a setting", {"imitate": {}}),
     (r"train\[0\]\.obs_options\.prior: fast = true takes only", {"obs_options": {"prior": 1}}),
@@ -151,6 +154,31 @@ def test_bad_fast_entries_name_the_key(message, update):
         cfg["train"][0].update(update)
     with pytest.raises(ConfigError, match=message):
         load(cfg)
+
+
+def test_keep_best_on_the_fast_path_plays_the_best_validated_checkpoint(tmp_path):
+    """keep_best = true: MODEL.zip is the evaluation of lowest validation score in the
+    mode it plays, the final model is kept as MODEL-final.zip."""
+    over = {**TINY_FAST, "timesteps": 8192, "eval_every": 1024, "keep_best": True}
+    over["algo_kwargs"] = {**over["algo_kwargs"], "learning_rate": 0.03}
+    exp = load(config(**over))
+    models._train_one(exp.train[0], exp.name, str(tmp_path), 0, False, None)
+    played = models.model_path(tmp_path, "f")
+    final = played.with_name("f-final.zip")
+    assert played.exists() and final.exists() and not list(played.parent.glob(".tmp-*"))
+    meta = json.loads(played.with_suffix(".json").read_text())
+    last = json.loads(final.with_suffix(".json").read_text())
+    evaluations = last["training"]["evaluations"]
+    assert len(evaluations) >= 4
+    best = meta["training"]["best_at"]
+    assert best["score"] == min(e["score"] for e in evaluations)
+    assert best["score"] == best[best["mode"]]["score"]
+    assert meta["policy_agent"]["deterministic"] == (best["mode"] == "deterministic")
+    assert meta["bench"] == models._bench_entry(exp.train[0], exp.name, 0)
+    assert "best_at" not in last["training"]
+    log = played.with_suffix(".log").read_text()
+    assert f"plays the best checkpoint: t={best['timesteps']}, {best['mode']}" in log
+    assert agents.make(f"ppo:{played}").answer == "posterior"
 
 
 def test_a_fast_model_is_trained_saved_and_played(tmp_path):

@@ -12,7 +12,9 @@ import torch
 
 import agents
 from agents.learned.adapter import _action_probs
+from agents.learned.callbacks import keep_deterministic
 from agents.learned.cli import add_train_arguments, fast_config_from_args, train_from_args
+from agents.learned.evaluation import VALIDATION_SEED0
 from agents.learned.families import PRESETS, evaluation_env, family_prior, training_kwargs
 from agents.learned.fast import FastConfig, fast_train
 from agents.learned.fast.agent import NetAgent
@@ -185,6 +187,55 @@ def test_tiny_training_saves_a_model_that_plays_as_trained(tmp_path):
     assert scores.shape == (20,) and np.all((scores >= 0) & (scores <= 1))
 
 
+def test_keep_best_keeps_the_checkpoint_with_the_lowest_validation_score(tmp_path):
+    """keep_best: the saved ``-best`` model is the evaluation with the lowest score in the
+    mode it would play; re-played on the validation episodes it scores exactly that."""
+    config = FastConfig(
+        "one-pull",
+        total_timesteps=16_384,
+        num_envs=16,
+        n_steps=8,
+        eval_every=2_048,
+        eval_episodes=40,
+        learning_rate=0.03,
+        keep_best=True,
+        compile=False,
+        save_path=tmp_path / "m",
+        seed=4,
+    )
+    result = fast_train(config, log=None)
+    curve = result.curve
+    assert len(curve) >= 6
+    for entry in curve:
+        played = "deterministic" if keep_deterministic(entry) else "sampled"
+        assert entry["mode"] == played and entry["score"] == entry[played]["score"]
+    scores = [entry["score"] for entry in curve]
+    assert len(set(scores)) > 1  # the choice is not trivial at this step size
+    best = result.best
+    at = best.metadata["training"]["best_at"]
+    assert at == curve[int(np.argmin(scores))] and at["score"] == min(scores)
+    assert best.path == tmp_path / "m-best.zip" and (tmp_path / "m-best.json").exists()
+    saved = json.loads((tmp_path / "m-best.json").read_text())
+    assert saved["training"]["best_at"]["timesteps"] == at["timesteps"]
+    assert saved["policy_agent"]["deterministic"] == (at["mode"] == "deterministic")
+    assert json.loads((tmp_path / "m.json").read_text())["training"].get("best_at") is None
+    kwargs, transform, _, law = _components(config)
+    replay = play_scores(
+        best.net,
+        law,
+        "TopK-v0",
+        kwargs,
+        transform,
+        40,
+        VALIDATION_SEED0,
+        config.prior,
+        deterministic=at["mode"] == "deterministic",
+    )
+    assert float(replay.mean()) == at["score"]
+    with pytest.raises(ValueError, match="keep_best=True with eval_episodes=0"):
+        FastConfig("one-pull", keep_best=True, eval_episodes=0)
+
+
 def test_initial_network_of_another_n_starts_the_training():
     """A curriculum's stage: the weights of a 4-arm run start a 10-arm run (the arm-set
     weights do not depend on n); zero steps of training keep them exactly."""
@@ -298,7 +349,8 @@ def test_cli_fast_defaults_and_refusals():
     tuned = fast_config_from_args(
         _args("--fast", "--algo-kwargs", '{"gamma": 0.5}'), env_id, env_kwargs
     )
-    assert tuned.gamma == 0.5
+    assert tuned.gamma == 0.5 and not tuned.keep_best
+    assert fast_config_from_args(_args("--fast", "--keep-best"), env_id, env_kwargs).keep_best
     for argv, match in [
         (("--fast", "--policy", "mlp"), "--policy is an option of the SB3 path"),
         (("--fast", "--algo", "dqn"), "--fast trains ppo or a2c"),

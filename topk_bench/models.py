@@ -59,8 +59,9 @@ FastConfig fields of those names; ``algo_kwargs`` sets any other FastConfig fiel
 ``"none"``; ``reward`` is ``"auto"`` (the default: the posterior reward when the policy
 knows a prior and the task scores the aggregate regret, else the env's), ``"env"`` or
 ``"posterior"``; ``obs_options`` may hold only ``features``. Keys of the SB3 path that do
-not apply (``policy`` other than ``arm-set``, ``keep_best = true``, ``validation``,
-``imitate``) are refused. The model is saved, named, seeded, logged and resumed as any
+not apply (``policy`` other than ``arm-set``, ``validation``, ``imitate``) are refused;
+``keep_best = true`` plays the checkpoint with the lowest validation score in the mode it
+would play, as on the SB3 path. The model is saved, named, seeded, logged and resumed as any
 other (it is a stable-baselines3 PPO/A2C model with ``ArmSetPolicy``); its sidecar's
 ``training.evaluations`` hold both modes' validation scores per evaluation.
 
@@ -328,7 +329,6 @@ def _fast_spec(
         raise ConfigError(f"{where}.algo: {algo!r}: fast = true trains {' or '.join(FAST_ALGOS)}")
     not_fast = {
         "policy": entry.get("policy", "arm-set") != "arm-set",
-        "keep_best": bool(entry.get("keep_best", False)),
         "validation": "validation" in entry,
         "imitate": "imitate" in entry,
     }
@@ -336,7 +336,7 @@ def _fast_spec(
         if refused:
             raise ConfigError(
                 f"{where}.{key}: {entry[key]!r} is a setting of the SB3 path; fast = true "
-                "trains the arm-set policy, validates both modes and plays the final model"
+                "trains the arm-set policy and validates both modes on its own episodes"
             )
     obs_options = dict(entry.get("obs_options", {}))
     other = sorted(set(obs_options) - {"features"})
@@ -391,6 +391,7 @@ def _fast_spec(
         reward_scale=float(reward_scale),
         eval_episodes=entry.get("eval_episodes", defaults["eval_episodes"].default),
         eval_every=entry.get("eval_every"),
+        keep_best=bool(entry.get("keep_best", False)),
         prior=prior,
         reward=reward,
         obs_options=obs_options,
@@ -574,10 +575,11 @@ def _train_one(
     best = tmp_dir / f"{spec.model}-best.zip"
     if spec.keep_best and best.exists():  # play the best checkpoint, keep the final one
         at = json.loads(best.with_suffix(".json").read_text())["training"]["best_at"]
+        key = "score" if "score" in at else "regret"  # what the checkpoints were compared by
         with open(log_path, "a", encoding="utf-8") as log_file:
             log_file.write(
                 f"plays the best checkpoint: t={at['timesteps']}, {at['mode']}, validation "
-                f"regret {at['regret']:.4f} (the final model is {spec.model}-final.zip)\n"
+                f"{key} {at[key]:.4f} (the final model is {spec.model}-final.zip)\n"
             )
         last = final.with_name(f"{spec.model}-final.zip")
         os.replace(tmp_model.with_suffix(".json"), last.with_suffix(".json"))
@@ -646,6 +648,7 @@ def _fast_config(spec: TrainSpec, *, seed: int, save_path: Any, progress: bool) 
         features=tuple(features) if features is not None else None,
         eval_every=spec.eval_every,
         eval_episodes=spec.eval_episodes,
+        keep_best=spec.keep_best,
         save_path=save_path,
         progress_bar=progress,
         **spec.algo_kwargs,

@@ -33,7 +33,6 @@ _NOT_FAST = {
     "policy": None,
     "backend": "auto",
     "sample": "auto",
-    "keep_best": False,
 }
 
 __all__ = [
@@ -247,7 +246,7 @@ def fast_config_from_args(args: Any, env_id: str, env_kwargs: dict[str, Any]) ->
     ``--prior A B`` says otherwise, and trains on the posterior reward when it knows a
     prior and the task scores the aggregate regret (a fixed budget), unless
     ``--reward env``. An option of the SB3
-    path only (``--policy``, ``--backend``, ``--sample``, ``--keep-best``) is a
+    path only (``--policy``, ``--backend``, ``--sample``) is a
     ``ValueError`` naming it.
     """
     from agents.learned.fast import FAST_ALGOS, FastConfig
@@ -285,6 +284,7 @@ def fast_config_from_args(args: Any, env_id: str, env_kwargs: dict[str, Any]) ->
         features=tuple(args.features.split(",")) if args.features else None,
         eval_every=args.eval_every,
         eval_episodes=1000 if args.eval_episodes is None else args.eval_episodes,
+        keep_best=args.keep_best,
         max_cpu_seconds=args.max_cpu_seconds,
         max_seconds=args.max_seconds,
         save_path=args.out,

@@ -19,7 +19,7 @@ from agents.learned.metadata import (
 )
 from bandit_envs.wrappers import FlatObservation
 
-__all__ = ["load_policy", "policy_agent", "save_policy"]
+__all__ = ["best_checkpoint_path", "load_policy", "policy_agent", "save_policy"]
 
 
 def save_policy(model: BaseAlgorithm, path: str | Path, metadata: Mapping[str, Any]) -> Path:
@@ -36,6 +36,13 @@ def save_policy(model: BaseAlgorithm, path: str | Path, metadata: Mapping[str, A
     model.save(path)
     sidecar_path(path).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def best_checkpoint_path(save_path: str | Path) -> Path:
+    """Where ``keep_best`` saves the best validated checkpoint of a model saved at
+    ``save_path``: ``<save_path without .zip>-best.zip``."""
+    save = Path(save_path)
+    return save.with_name(save.name.removesuffix(".zip") + "-best.zip")
 
 
 def policy_agent(

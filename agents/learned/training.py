@@ -58,7 +58,7 @@ from agents.learned.imitation import ImitationSettings
 from agents.learned.imitation import imitate as imitate_teacher
 from agents.learned.metadata import jsonable, policy_metadata, sidecar_path
 from agents.learned.networks import ArmSetPolicy
-from agents.learned.saving import policy_agent, save_policy
+from agents.learned.saving import best_checkpoint_path, policy_agent, save_policy
 from agents.learned.vec_env import VecFlatObservation, make_training_env
 from bandit_envs.wrappers import FlatObservation
 
@@ -283,11 +283,7 @@ def train(
         metadata["policy_agent"].update(answer="posterior", prior=list(transform.prior or ()))
         agent_kwargs["prior"] = metadata["policy_agent"]["prior"]
     save = Path(config.save_path) if config.save_path is not None else None
-    best_path = (
-        save.with_name(save.name.removesuffix(".zip") + "-best.zip")
-        if save and config.keep_best
-        else None
-    )
+    best_path = best_checkpoint_path(save) if save and config.keep_best else None
     progress = (
         Progress(config.total_timesteps, f"{config.algo} {config.env_id}")
         if config.progress_bar

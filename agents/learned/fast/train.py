@@ -34,6 +34,7 @@ its network in the agent protocol).
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -53,7 +54,7 @@ from agents.learned.fast.network import FastArmSetNet
 from agents.learned.fast.rollout import ActionLaw, Rollouts, play_scores
 from agents.learned.metadata import jsonable, policy_metadata, sidecar_path
 from agents.learned.networks import ArmSetPolicy
-from agents.learned.saving import policy_agent, save_policy
+from agents.learned.saving import best_checkpoint_path, policy_agent, save_policy
 from agents.learned.vec_env import make_training_env
 from bandit_envs.wrappers import FlatObservation
 
@@ -110,6 +111,11 @@ class FastConfig:
             defaults, plus ``post_gap`` and ``post_std`` with a prior).
         eval_every: validate every this many steps (and at the end).
         eval_episodes: validation episodes (0: none).
+        keep_best: also keep the validated checkpoint with the lowest score in the mode
+            it would play (``FastResult.best``; with ``save_path`` saved as
+            ``<save_path>-best.zip``, its sidecar's ``training.best_at`` naming the
+            evaluation). The validation episodes are disjoint from every benchmark's,
+            so choosing on them does not bias a benchmark. Needs ``eval_episodes > 0``.
         max_cpu_seconds: stop after this much CPU time of this process (validation
             not counted).
         max_seconds: stop after this wall-clock time.
@@ -153,6 +159,7 @@ class FastConfig:
     features: tuple[str, ...] | None = None
     eval_every: int | None = None
     eval_episodes: int = 1000
+    keep_best: bool = False
     max_cpu_seconds: float | None = None
     max_seconds: float | None = None
     compile: bool = True
@@ -181,6 +188,13 @@ class FastConfig:
             low = 0 if name == "total_timesteps" else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}={value!r} must be an integer >= {low}")
+        if not isinstance(self.keep_best, bool):
+            raise ValueError(f"keep_best={self.keep_best!r} must be True or False")
+        if self.keep_best and self.eval_episodes <= 0:
+            raise ValueError(
+                f"keep_best=True with eval_episodes={self.eval_episodes}: choosing a "
+                "checkpoint needs validation episodes (eval_episodes > 0)"
+            )
         if not isinstance(self.recurrent, bool):
             raise ValueError(f"recurrent={self.recurrent!r} must be True or False")
         if self.recurrent and self.save_path is not None:
@@ -234,7 +248,9 @@ class FastResult:
     """What :func:`fast_train` returns.
 
     ``model``: the stable-baselines3 model holding the trained weights; ``None`` for a
-    recurrent network (``FastConfig(recurrent=True)``), which has none.
+    recurrent network (``FastConfig(recurrent=True)``), which has none. ``best``: with
+    ``FastConfig(keep_best=True)``, the best validated checkpoint as a result of its own
+    (its metadata's ``training.best_at`` is the evaluation that chose it), else ``None``.
     """
 
     net: FastArmSetNet
@@ -243,6 +259,7 @@ class FastResult:
     model: Any
     path: Path | None = None
     curve: list[dict[str, Any]] = field(default_factory=list)
+    best: FastResult | None = None
 
     def agent(self, **kwargs: Any) -> Any:
         """The trained policy as a :class:`~agents.learned.adapter.PolicyAgent`.
@@ -497,8 +514,10 @@ def fast_train(
     forward = torch.compile(net, dynamic=False) if config.compile else net
     steps = rollouts.stagger(net, law, episode_horizon(kwargs), generator, forward)
 
+    best: tuple[dict[str, torch.Tensor], dict[str, Any]] | None = None
+
     def validate() -> None:
-        nonlocal eval_cpu
+        nonlocal eval_cpu, best
         if config.eval_episodes <= 0:
             return
         t0 = time.process_time()
@@ -517,6 +536,11 @@ def fast_train(
             )
             half = 1.96 * scores.std(ddof=1) / math.sqrt(len(scores))
             entry[mode] = {"score": float(scores.mean()), "score_ci": float(half)}
+        # the mode this checkpoint would play, and its score: what keep_best compares
+        entry["mode"] = "deterministic" if keep_deterministic(entry) else "sampled"
+        entry["score"] = entry[entry["mode"]]["score"]
+        if config.keep_best and (best is None or entry["score"] < best[1]["score"]):
+            best = ({k: v.detach().clone() for k, v in net.state_dict().items()}, entry)
         eval_cpu += time.process_time() - t0
         recent = rollouts.scores[-config.num_envs :]
         entry["cpu_seconds"] = round(time.process_time() - start - eval_cpu, 2)
@@ -563,7 +587,7 @@ def fast_train(
     seconds = time.perf_counter() - wall
     say(f"  {steps:,} steps in {cpu:.1f} CPU-s ({steps / max(cpu, 1e-9):,.0f} steps per CPU-s)")
     model = None if config.recurrent else to_sb3(net, config, kwargs, transform)
-    training = {
+    training: dict[str, Any] = {
         "path": "fast",
         "policy": "arm-set-gru" if config.recurrent else "arm-set",
         "fast_config": jsonable({k: v for k, v in asdict(config).items() if k != "save_path"}),
@@ -586,4 +610,33 @@ def fast_train(
     if config.save_path is not None:
         path = save_policy(model, config.save_path, metadata)
         say(f"saved {path} (+ {sidecar_path(path).name})")
-    return FastResult(net, transform, metadata, model, path, curve)
+    result = FastResult(net, transform, metadata, model, path, curve)
+    if best is not None:
+        result.best = _best_result(result, config, kwargs, *best)
+        at = result.best.metadata["training"]["best_at"]
+        say(
+            f"  best checkpoint: {at['timesteps']:,} steps, {at['mode']}, validation score "
+            f"{at['score']:.5f}" + (f" (saved {result.best.path})" if result.best.path else "")
+        )
+    return result
+
+
+def _best_result(
+    final: FastResult,
+    config: FastConfig,
+    kwargs: Mapping[str, Any],
+    state: Mapping[str, torch.Tensor],
+    at: Mapping[str, Any],
+) -> FastResult:
+    """The best validated checkpoint (``keep_best``) as a :class:`FastResult`, saved as
+    ``<save_path>-best.zip`` when the final model is saved."""
+    net = copy.deepcopy(final.net)
+    net.load_state_dict(state)
+    metadata = copy.deepcopy(final.metadata)
+    metadata["training"]["best_at"] = dict(at)
+    metadata["policy_agent"]["deterministic"] = at["mode"] == "deterministic"
+    model = None if config.recurrent else to_sb3(net, config, kwargs, final.transform)
+    path = None
+    if config.save_path is not None:
+        path = save_policy(model, best_checkpoint_path(config.save_path), metadata)
+    return FastResult(net, final.transform, metadata, model, path, final.curve)
