@@ -9,7 +9,9 @@ state (:func:`agents.learned.exact.level_policy`) and prints its value beside th
 optimum, KG* and uniform, each as the share of uniform's gap to the optimum it closes.
 
 Usage: ``python benchmarks/fast_tiny_rung.py [--families 3,1,20,1,1 ...] [--cpu 120]
-[--seed 0] [--reward auto|env]``; each family is ``n,k,T,a,b``.
+[--seed 0] [--reward auto|env] [--timesteps N --lr-schedule linear]``; each family is
+``n,k,T,a,b``. ``--timesteps`` ends the training at that many steps (``--cpu`` still
+capping it), so that ``--lr-schedule linear`` decays the step size to 0 there.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def train_and_evaluate(n: int, k: int, budget: int, a: float, b: float, args) ->
         FastConfig(
             "TopK-v0",
             env,
-            total_timesteps=10**12,
+            total_timesteps=args.timesteps or 10**12,
+            lr_schedule=args.lr_schedule,
             max_cpu_seconds=args.cpu,
             seed=args.seed,
             reward=args.reward,
@@ -58,8 +61,16 @@ def main() -> None:
     parser.add_argument("--cpu", type=float, default=120.0, help="training CPU-s per family")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reward", default="auto", choices=["auto", "env", "posterior"])
+    parser.add_argument("--timesteps", type=int, help="training steps per family (default: --cpu)")
+    parser.add_argument("--lr-schedule", default="constant", choices=["constant", "linear"])
     args = parser.parse_args()
-    print(f"fast PPO, {args.cpu:.0f} CPU-s per family, reward {args.reward}, seed {args.seed}")
+    if args.lr_schedule == "linear" and not args.timesteps:
+        parser.error("--lr-schedule linear decays the step size over --timesteps: give it")
+    steps = f", {args.timesteps:,} steps" if args.timesteps else ""
+    print(
+        f"fast PPO, {args.cpu:.0f} CPU-s per family{steps}, step size {args.lr_schedule}, "
+        f"reward {args.reward}, seed {args.seed}"
+    )
     print("| n | k | T | prior | V* | KG* | uniform | fast PPO | KG share | PPO share | steps |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for spec in args.families:

@@ -394,6 +394,39 @@ def test_bad_arguments_are_named() -> None:
     assert ZeroShot(top_two_from=math.inf).top_two_from == math.inf
 
 
+def _first_actions(env, agent, count: int) -> list[np.ndarray]:
+    """The first ``count`` actions of an episode through ``env.step`` (act/observe)."""
+    obs, _ = env.reset(seed=0)
+    agent.reset(env.unwrapped.problem, seed=0)
+    out = []
+    for _ in range(count):
+        action = agent.act(obs)
+        out.append(np.asarray(action).copy())
+        obs, reward, terminated, truncated, info = env.step(action)
+        agent.observe(action, obs, float(reward), terminated, truncated, info)
+    return out
+
+
+def test_opening_pulls_every_arm_equally_before_the_score() -> None:
+    """``opening=0.25`` at n = 10, budget 200: every arm once, then floor(0.25 x 200 / 10)
+    - 1 = 4 more pulls of every arm in one request; the shipped ``opening=0`` goes from
+    the first round to a block of max(1, 190 // 32) = 5 pulls chosen by the score."""
+    env = _env(instance="uniform-random", n_arms=10, k=3, budget=200, batch_size=None)
+    first, second = _first_actions(env, ZeroShot(opening=0.25, seed=0), 2)
+    assert first.tolist() == [1] * 10 and second.tolist() == [4] * 10
+    first, second = _first_actions(env, ZeroShot(opening=0.0, seed=0), 2)
+    assert first.tolist() == [1] * 10 and second.sum() == 5
+    # the budget bounds the rounds: 0.99 of 25 pulls over 10 arms is one round more
+    small = _env(instance="uniform-random", n_arms=10, k=3, budget=25, batch_size=None)
+    assert _first_actions(small, ZeroShot(opening=0.99, seed=0), 2)[1].tolist() == [1] * 10
+    res = run_episode(small, ZeroShot(opening=0.99, seed=0), seed=0)
+    assert res.pulls == 25
+    assert ZeroShot().opening == FITTED["fixed_budget"].get("opening", 0.0) == 0.0
+    for bad in (-0.1, 1.0, math.nan, "0.2", True):
+        with pytest.raises(ValueError, match="opening=.* must be a share of the budget in"):
+            ZeroShot(opening=bad)
+
+
 def test_shipped_parameters_load(tmp_path) -> None:
     from agents.zero_shot.agent import FITTED_PATH
 

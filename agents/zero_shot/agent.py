@@ -27,6 +27,7 @@ __all__ = [
     "FITTED",
     "FITTED_PATH",
     "ZeroShot",
+    "check_opening",
     "check_top_two_from",
     "check_weights",
     "load_fitted",
@@ -73,6 +74,15 @@ def load_fitted(path: str | Path = FITTED_PATH) -> dict[str, Any]:
             raise ValueError(f"{path}: no {key} in [fixed_confidence]")
     check_top_two_from(data["misidentification"].get("top_two_from"))
     return data
+
+
+def check_opening(value: Any) -> float:
+    """``opening`` as a float in [0, 1): the share of the budget the opening rounds spend."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValueError(f"opening={value!r} must be a share of the budget in [0, 1)")
+    if not 0.0 <= float(value) < 1.0:
+        raise ValueError(f"opening={value!r} must be a share of the budget in [0, 1)")
+    return float(value)
 
 
 def check_top_two_from(value: Any) -> float:
@@ -165,6 +175,9 @@ class ZeroShot(top_two.TopTwo):
         top_two_from: fixed budget on the misidentification objective: the pulls per arm
             from which the Top-Two rule plays instead of the index rule (default: fitted;
             ``0``: always, ``math.inf``: never).
+        opening: fixed budget where batches are free: the share of the budget spent
+            pulling every arm equally before the score decides (default: fitted; see
+            :mod:`~agents.zero_shot.index`).
         block: fixed budget where batches are free: a block is ``max(b, pulls left //
             block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; a value above the
             budget decides every pull).
@@ -191,6 +204,7 @@ class ZeroShot(top_two.TopTwo):
         forced: bool | None = None,
         block: int = index.BLOCK,
         top_two_from: float | None = None,
+        opening: float | None = None,
         seed: int | None = None,
     ) -> None:
         fc = FITTED["fixed_confidence"]
@@ -222,6 +236,9 @@ class ZeroShot(top_two.TopTwo):
         self.top_two_from = check_top_two_from(
             FITTED["misidentification"]["top_two_from"] if top_two_from is None else top_two_from
         )
+        self.opening = check_opening(
+            FITTED["fixed_budget"].get("opening", 0.0) if opening is None else opening
+        )
 
     def _plays_index(self, problem: Any) -> bool:
         """Whether the episode plays the index rule (fixed budget, see the class)."""
@@ -246,7 +263,8 @@ class ZeroShot(top_two.TopTwo):
         if self._plays_index(self.problem):
             gauss = self.problem.distribution == "gaussian"
             sigma = float(self.problem.sigma) if gauss else 0.0
-            return np.array([1.0 if gauss else 0.0, sigma, float(self.block), *self.weights])
+            head = [1.0 if gauss else 0.0, sigma, float(self.block), self.opening]
+            return np.array([*head, *self.weights])
         return super().params()
 
     def current_answer(self) -> np.ndarray:
@@ -269,5 +287,5 @@ class ZeroShot(top_two.TopTwo):
         return (
             f"ZeroShot(delta={self.delta}, threshold={self.threshold!r}, "
             f"leader={self.leader_name!r}, beta={self.beta}, tracking={self.tracking}, "
-            f"forced={self.forced}, weights={list(self.weights)})"
+            f"forced={self.forced}, weights={list(self.weights)}, opening={self.opening})"
         )

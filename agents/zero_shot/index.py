@@ -40,7 +40,9 @@ its asymptotic series beyond ``u = 8``) so that far arms keep distinct, finite s
 All weights zero is Gaussian KG* on the empirical-Bayes posterior.
 
 **Blocks.** Where the number of batches is free (no ``max_batches``) the episode opens
-with every arm once, and each later block is ``max(b, floor(pulls left / BLOCK))`` pulls
+with every arm once, then (``opening`` > 0, a share of the budget) every arm the same
+number of times more, ``floor(opening x budget / n) - 1`` pulls each (as many whole
+rounds as the pulls left allow), and each later block is ``max(b, floor(pulls left / BLOCK))`` pulls
 (at most ``r`` per arm when it is one batch; a longer block is spread over batches by
 RoundRobin), so the posterior and every score are recomputed about ``BLOCK log(budget)``
 times per episode instead of once per pull (``block`` = :data:`BLOCK` = 32 by default:
@@ -72,6 +74,7 @@ __all__ = [
     "N_WEIGHTS",
     "P_BLOCK",
     "P_GAUSS",
+    "P_OPEN",
     "P_SIGMA",
     "P_W",
     "WEIGHT_NAMES",
@@ -87,8 +90,8 @@ BLOCK = 32
 WEIGHT_NAMES = ("w_look", "w_z", "w_zt", "w_s", "w_q", "w_prior")
 N_WEIGHTS = len(WEIGHT_NAMES)
 #: ``prm`` layout: Gaussian rewards (1.0) or rewards in [0, 1] (0.0); sigma; the block
-#: divisor (:data:`BLOCK` as shipped); the weights.
-P_GAUSS, P_SIGMA, P_BLOCK, P_W = 0, 1, 2, 3
+#: divisor (:data:`BLOCK` as shipped); the opening's share of the budget; the weights.
+P_GAUSS, P_SIGMA, P_BLOCK, P_OPEN, P_W = 0, 1, 2, 3, 4
 #: rewards in [0, 1]: ``KG_m`` exact (Beta-binomial) up to this ``m``, normal beyond.
 EXACT = 16
 #: the prior variance is at least ``V0_FLOOR`` times the per-pull variance.
@@ -287,8 +290,8 @@ def _block_shape(n, b, r, left, total, batches, block):
 @numba.njit
 def run(ctx, prm):
     """``zero_shot`` in fixed budget (``prm``: :data:`P_GAUSS`, :data:`P_SIGMA`,
-    :data:`P_BLOCK`, the weights): every arm once, then blocks chosen by the fitted
-    score, until the budget ends."""
+    :data:`P_BLOCK`, :data:`P_OPEN`, the weights): every arm once, the opening's rounds,
+    then blocks chosen by the fitted score, until the budget ends."""
     iv = ctx.iv
     n, k, b, r = iv[engine.N], iv[engine.K], iv[engine.B], iv[engine.R]
     gauss = prm[P_GAUSS] > 0.0
@@ -303,6 +306,11 @@ def run(ctx, prm):
     first = n if engine.pulls_left(ctx) < 0 else min(n, engine.pulls_left(ctx))
     if first > 0 and engine.batches_left(ctx) < 0:
         yield engine.request_each(ctx, np.sort(ctx.rng.permutation(n)[:first]), 1)
+        rounds = int(prm[P_OPEN] * total / n) - 1
+        if engine.pulls_left(ctx) >= 0:
+            rounds = min(rounds, engine.pulls_left(ctx) // n)
+        if rounds > 0:
+            yield engine.request_each(ctx, np.arange(n), rounds)
     mu, noise, neff = np.empty(n), np.empty(n), np.empty(n)
     c, val = np.empty(n), np.empty(n)
     reps = np.zeros(n, dtype=np.int64)
