@@ -232,6 +232,36 @@ class Rollouts:
         self.scores.extend(np.asarray(scores, dtype=np.float64).tolist())
 
     @torch.no_grad()
+    def play_episodes(
+        self,
+        net: Any,
+        law: ActionLaw,
+        generator: torch.Generator,
+        *,
+        deterministic: bool = True,
+    ) -> np.ndarray:
+        """Play every env's current episode to its end with ``net`` (the most likely
+        actions, or sampled from ``generator``); returns the task's score of each, in env
+        order. Meant for fresh envs (all at an episode's start), as :func:`play_scores`
+        makes them."""
+        finished = np.zeros(self.num_envs, dtype=bool)
+        scores = np.empty(self.num_envs)
+        while not finished.all():
+            logits, _, state = self._policy(net, net, self._flat(self._raw))
+            action = law.mode(logits) if deterministic else law.sample(logits, generator)
+            raw, _, terminated, truncated, info = self.venv.step(action.numpy())
+            ended = terminated | truncated
+            done = ended & ~finished
+            if done.any():
+                self.scores = []
+                self._finish(info, done)
+                scores[done] = self.scores
+                finished |= done
+            self._raw = raw
+            self._carry(state, ended)
+        return scores
+
+    @torch.no_grad()
     def stagger(
         self,
         net: Any,
@@ -403,23 +433,9 @@ def play_scores(
     at every episode's start.
     """
     rollouts = Rollouts(env_id, env_kwargs, transform, episodes, seed, prior=prior)
-    generator = torch.Generator().manual_seed(seed)
-    finished = np.zeros(episodes, dtype=bool)
-    scores = np.empty(episodes)
     try:
-        while not finished.all():
-            logits, _, state = rollouts._policy(net, net, rollouts._flat(rollouts._raw))
-            action = law.mode(logits) if deterministic else law.sample(logits, generator)
-            raw, _, terminated, truncated, info = rollouts.venv.step(action.numpy())
-            ended = terminated | truncated
-            done = ended & ~finished
-            if done.any():
-                rollouts.scores = []
-                rollouts._finish(info, done)
-                scores[done] = rollouts.scores
-                finished |= done
-            rollouts._raw = raw
-            rollouts._carry(state, ended)
+        return rollouts.play_episodes(
+            net, law, torch.Generator().manual_seed(seed), deterministic=deterministic
+        )
     finally:
         rollouts.close()
-    return scores
