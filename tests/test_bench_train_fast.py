@@ -162,7 +162,7 @@ def test_keep_best_on_the_fast_path_plays_the_best_validated_checkpoint(tmp_path
     over = {**TINY_FAST, "timesteps": 8192, "eval_every": 1024, "keep_best": True}
     over["algo_kwargs"] = {**over["algo_kwargs"], "learning_rate": 0.03}
     exp = load(config(**over))
-    models._train_one(exp.train[0], exp.name, str(tmp_path), 0, False, None)
+    _, _, last_line = models._train_one(exp.train[0], exp.name, str(tmp_path), 0, False, None)
     played = models.model_path(tmp_path, "f")
     final = played.with_name("f-final.zip")
     assert played.exists() and final.exists() and not list(played.parent.glob(".tmp-*"))
@@ -178,6 +178,7 @@ def test_keep_best_on_the_fast_path_plays_the_best_validated_checkpoint(tmp_path
     assert "best_at" not in last["training"]
     log = played.with_suffix(".log").read_text()
     assert f"plays the best checkpoint: t={best['timesteps']}, {best['mode']}" in log
+    assert f"the best checkpoint ({best['timesteps']:,} steps) plays {best['mode']}" in last_line
     assert agents.make(f"ppo:{played}").answer == "posterior"
 
 

@@ -668,6 +668,13 @@ def _fast_summary(result: Any) -> str:
         return line + ", not validated"
     mode = "deterministic" if result.metadata["policy_agent"]["deterministic"] else "sampled"
     last = result.curve[-1][mode]
+    if result.best is not None:  # keep_best: the best checkpoint is played, not this one
+        at = result.best.metadata["training"]["best_at"]
+        return line + (
+            f"; the final model plays {mode}: validation score {last['score']:.5f} ± "
+            f"{last['score_ci']:.5f}; the best checkpoint ({at['timesteps']:,} steps) plays "
+            f"{at['mode']}: {at['score']:.5f} ± {at[at['mode']]['score_ci']:.5f}"
+        )
     return line + f"; plays {mode}: validation score {last['score']:.5f} ± {last['score_ci']:.5f}"
 
 
