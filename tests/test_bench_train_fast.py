@@ -161,7 +161,9 @@ def test_keep_best_on_the_fast_path_plays_the_best_validated_checkpoint(tmp_path
     mode it plays, the final model is kept as MODEL-final.zip."""
     over = {**TINY_FAST, "timesteps": 8192, "eval_every": 1024, "keep_best": True}
     over["algo_kwargs"] = {**over["algo_kwargs"], "learning_rate": 0.03}
-    exp = load(config(**over))
+    cfg = config(**over)
+    cfg["agents"].insert(1, {"name": "trained:f-final", "label": "fast, final"})
+    exp = load(cfg)
     _, _, last_line = models._train_one(exp.train[0], exp.name, str(tmp_path), 0, False, None)
     played = models.model_path(tmp_path, "f")
     final = played.with_name("f-final.zip")
@@ -180,6 +182,16 @@ def test_keep_best_on_the_fast_path_plays_the_best_validated_checkpoint(tmp_path
     assert f"plays the best checkpoint: t={best['timesteps']}, {best['mode']}" in log
     assert f"the best checkpoint ({best['timesteps']:,} steps) plays {best['mode']}" in last_line
     assert agents.make(f"ppo:{played}").answer == "posterior"
+    # trained:f-final plays the final model beside the best checkpoint
+    run_experiment(exp, tmp_path, jobs=1, progress=False)
+    names = read_results(tmp_path).groupby("agent")["agent_name"].first()
+    assert names["fast"] == f"ppo:{played.resolve()}"
+    assert names["fast, final"] == f"ppo:{final.resolve()}"
+    # without keep_best there is no final model to name
+    plain = config(**TINY_FAST)
+    plain["agents"].append({"name": "trained:f-final"})
+    with pytest.raises(ConfigError, match=r"'trained:f-final' names no model .*MODEL-final"):
+        load(plain)
 
 
 def test_a_fast_model_is_trained_saved_and_played(tmp_path):

@@ -246,7 +246,9 @@ def test_shipped_searches_make_the_shipped_config(tmp_path, monkeypatch) -> None
         rl_tuning.ship_tuned([bad])
 
 
-def test_a_tuned_variant_is_its_own_algorithm_in_the_scores() -> None:
+def test_tuned_and_final_variants_are_algorithms_of_their_own_in_the_scores() -> None:
+    """``-tuned``: other hyper-parameters; ``-final``: the final model of a keep_best
+    training (``trained:MODEL-final``), beside its best checkpoint."""
     df = _frame(
         {
             "one-pull": {
@@ -254,13 +256,18 @@ def test_a_tuned_variant_is_its_own_algorithm_in_the_scores() -> None:
                 "kg (prior)": [0.01],
                 "ppo-one-pull-s0": [0.03],  # 0.5
                 "ppo-one-pull-s0-tuned": [0.02],  # 0.75
+                "ppo-one-pull-s0-final": [0.04],  # 0.25
+                "ppo-one-pull-s0-tuned-final": [0.01],  # 1.0
             }
         }
     )
     per_task, agg = rl_baselines.score_table(df, n_resamples=50)
     iqm = dict(zip(agg["algo"], agg["iqm"], strict=True))
     assert iqm["ppo"] == pytest.approx(0.5) and iqm["ppo (tuned)"] == pytest.approx(0.75)
-    assert agg.set_index("algo").loc["ppo (tuned)", "learned"]
+    assert iqm["ppo (final)"] == pytest.approx(0.25)
+    assert iqm["ppo (tuned) (final)"] == pytest.approx(1.0)
+    learned = agg.set_index("algo")["learned"]
+    assert learned["ppo (tuned)"] and learned["ppo (final)"] and not learned["uniform"]
 
 
 def test_tuning_table_pairs_the_tuned_and_default_seeds_episode_by_episode() -> None:

@@ -58,7 +58,14 @@ import numpy as np
 
 from topk_bench import expressions
 from topk_bench.episodes import METRICS
-from topk_bench.models import TRAINED_PREFIX, TrainSpec, check_point, parse_train
+from topk_bench.models import (
+    FINAL_SUFFIX,
+    TRAINED_PREFIX,
+    TrainSpec,
+    check_point,
+    parse_train,
+    trained_model,
+)
 from topk_bench.schema import ConfigError, validate
 from topk_bench.seeds import name_hash
 
@@ -576,11 +583,11 @@ def _check_agents(
                 f"{where}.params.seed: seeds are set by the runner (see topk_bench.seeds)"
             )
         if name.startswith(TRAINED_PREFIX):
-            model = name[len(TRAINED_PREFIX) :]
-            if model not in {t.model for t in train}:
+            if trained_model(name, train) is None:
                 raise ConfigError(
                     f"{where}.name: {name!r} names no model of the config's [[train]] "
-                    f"(declared: {', '.join(t.model for t in train) or 'none'})"
+                    f"(declared: {', '.join(t.model for t in train) or 'none'}; "
+                    f"MODEL{FINAL_SUFFIX}: the final model of a keep_best training)"
                 )
             source = _policy_source(name)
             specs.append(AgentSpec(label, name, params, _agent_settings(name), source=source))
@@ -813,7 +820,6 @@ def load(
     cannot: dict[str, list[str]] = {}
     wrong_k: dict[str, list[str]] = {}
     wrong_dist: dict[str, list[str]] = {}
-    models = {t.model: t for t in train}
     for p in points:
         allowed = p.agents or tuple(a.label for a in specs)
         playing = []
@@ -841,9 +847,9 @@ def load(
                         f"point {p.label!r} ({keys}): agent {a.label!r} does not take "
                         f"these parameters: {err}"
                     ) from None
-            if a.name.startswith(TRAINED_PREFIX):
+            if (found := trained_model(a.name, train)) is not None:
                 check_point(
-                    models[a.name[len(TRAINED_PREFIX) :]],
+                    found[0],
                     p.env_kwargs,
                     f"point {p.label!r}, agent {a.label!r}",
                 )

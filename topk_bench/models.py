@@ -30,7 +30,8 @@ Keys of a ``[[train]]`` table (see :func:`agents.learned.training.train` for the
 the policy plays its most likely action or samples), ``eval_every`` (none: validate only at the end;
 else also every that many steps), ``keep_best`` (false: play the final model; true: play the
 checkpoint with the lowest validation regret, kept as OUT/models/MODEL.zip, and keep the final one
-as MODEL-final.zip), ``prior`` (``[a, b]``: the family's means are drawn from Beta(a, b) and the
+as MODEL-final.zip, which the agent ``trained:MODEL-final`` plays), ``prior`` (``[a, b]``: the
+family's means are drawn from Beta(a, b) and the
 policy knows it: posterior features, answer with the posterior top k), ``reward`` (``"env"`` or
 ``"posterior"``, the change of the posterior top-k value at each step), ``obs_options`` (arguments
 of the observation transform, e.g. ``{ features = ["post_gap", "post_std", "log_count"] }``) and
@@ -110,10 +111,14 @@ __all__ = [
     "shipped_model",
     "resolve_agent",
     "train_missing",
+    "trained_model",
 ]
 
 #: Agent names ``trained:MODEL`` refer to a model of the experiment's ``[[train]]``.
 TRAINED_PREFIX = "trained:"
+#: ``trained:MODEL-final``: the final model of a ``keep_best`` training (``MODEL`` plays
+#: its best validated checkpoint).
+FINAL_SUFFIX = "-final"
 MODELS_DIR = "models"
 #: Where shipped models live: ``PRETRAINED_DIR / EXPERIMENT / MODEL.zip``.
 PRETRAINED_DIR = Path(__file__).parent / "pretrained"
@@ -491,13 +496,37 @@ def model_path(out: str | os.PathLike[str], model: str) -> Path:
     return Path(out) / MODELS_DIR / f"{model}.zip"
 
 
-def resolve_agent(name: str, specs: Sequence[TrainSpec], out: str | os.PathLike[str]) -> str:
-    """``trained:MODEL`` -> ``ALGO:ABSOLUTE_PATH`` (other names unchanged)."""
+def trained_model(name: str, specs: Sequence[TrainSpec]) -> tuple[TrainSpec, str] | None:
+    """The training and the model file (without ``.zip``) an agent name ``trained:MODEL``
+    plays: ``MODEL`` of ``specs``, or ``MODEL-final``, the final model of a ``keep_best``
+    training ``MODEL``; ``None`` for any other name."""
     if not name.startswith(TRAINED_PREFIX):
-        return name
+        return None
     model = name[len(TRAINED_PREFIX) :]
-    spec = next(s for s in specs if s.model == model)
-    return f"{spec.algo}:{model_path(out, model).resolve()}"
+    for spec in specs:
+        if spec.model == model:
+            return spec, model
+    for spec in specs:
+        if spec.keep_best and model == spec.model + FINAL_SUFFIX:
+            return spec, model
+    return None
+
+
+def resolve_agent(name: str, specs: Sequence[TrainSpec], out: str | os.PathLike[str]) -> str:
+    """``trained:MODEL`` -> ``ALGO:ABSOLUTE_PATH`` (other names unchanged);
+    ``trained:MODEL-final`` -> the final model of the ``keep_best`` training ``MODEL``."""
+    found = trained_model(name, specs)
+    if found is None:
+        return name
+    spec, model = found
+    path = model_path(out, model)
+    if model != spec.model and not path.exists() and model_path(out, spec.model).exists():
+        raise ConfigError(
+            f"{name}: {path} is missing: the final model is kept by a keep_best training "
+            f"in its results directory ({spec.model}.zip here was not trained in it: copied "
+            "from the shipped models, or trained before keep_best was set)"
+        )
+    return f"{spec.algo}:{path.resolve()}"
 
 
 def train_seed(experiment: str, spec: TrainSpec, base_seed: int = 0) -> int:

@@ -52,7 +52,7 @@ from topk_bench import seeds
 from topk_bench.backends import RayBackend, make_backend
 from topk_bench.config import ConfigError, Experiment
 from topk_bench.episodes import Chunk
-from topk_bench.models import TRAINED_PREFIX, model_path, resolve_agent, train_missing
+from topk_bench.models import model_path, resolve_agent, train_missing, trained_model
 from topk_bench.store import ResultStore, StoreError
 from topk_bench.tables import wrap
 
@@ -289,11 +289,16 @@ def _with_models(
     """Train (or copy shipped) models ``exp`` declares that ``out`` lacks and some point
     plays (a reduced run plays a subset); point agents at them."""
     playing = {agent.name for _, agent in exp.pairs()}
-    needed = [spec for spec in exp.train if TRAINED_PREFIX + spec.model in playing]
+    plays = {name: trained_model(name, exp.train) for name in playing}
+    needed = [s for s in exp.train if any(f and f[0] is s for f in plays.values())]
     for spec in needed:
         if model_path(out, spec.model).exists():
             continue
-        users = {a.label for a in exp.agents if a.name == TRAINED_PREFIX + spec.model}
+        users = {
+            a.label
+            for a in exp.agents
+            if (found := trained_model(a.name, exp.train)) and found[0] is spec
+        }
         if any(agent in users for _, agent, _ in done):
             raise StoreError(
                 f"{out}: episodes of {sorted(users)} were played by model {spec.model!r}, "

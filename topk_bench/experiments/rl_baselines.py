@@ -132,7 +132,9 @@ FAST_TIMESTEPS = 20_000_000
 FAST_EVAL_EVERY = 4_000_000
 #: Validation episodes of the fast runs (each mode, each validation).
 FAST_EVAL_EPISODES = 1000
-_NAME = re.compile(r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?$")
+_NAME = re.compile(
+    r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?(?P<final>-final)?$"
+)
 
 
 def _point_env(task: Any) -> dict[str, Any]:
@@ -326,8 +328,10 @@ def to_toml(cfg: Mapping[str, Any]) -> str:
 
 
 def _label(match: re.Match[str]) -> str:
-    """The algorithm label of a model name's match: ``ppo``, or ``ppo (tuned)``."""
-    return match["algo"] + (" (tuned)" if match["tuned"] else "")
+    """The algorithm label of a model name's match: ``ppo``, ``ppo (tuned)``, and for the
+    final model of a ``keep_best`` training (``MODEL-final``) ``ppo (final)``."""
+    label = match["algo"] + (" (tuned)" if match["tuned"] else "")
+    return label + (" (final)" if match["final"] else "")
 
 
 def _algo_of(name: str) -> str:
