@@ -327,6 +327,33 @@ def test_fast_only_config_has_the_full_configs_points_and_no_sb3_row() -> None:
         rl_baselines.main(["config", "--fast-only", "--no-fast"])
 
 
+def test_keep_best_config_plays_best_and_final_on_the_one_pull_episodes(tmp_path) -> None:
+    """config --keep-best: 2 x 5 keep_best trainings on one-pull, each played as its best
+    checkpoint and its final model, on the one-pull point and episodes of rl-baselines."""
+    from topk_bench.config import load
+
+    cfg = rl_baselines.keep_best_config()
+    full = rl_baselines.experiment_config(tuned={})
+    one_pull = next(p for p in full["points"] if p["label"] == "one-pull")
+    assert cfg["name"] == full["name"] and cfg["env"] == full["env"] and cfg["runs"] == 600
+    assert len(cfg["train"]) == 10 and all(t["keep_best"] and t["fast"] for t in cfg["train"])
+    linear = [t for t in cfg["train"] if t.get("algo_kwargs") == {"lr_schedule": "linear"}]
+    assert [t["model"] for t in linear] == [f"fast_ppo_65m_lin-one-pull-s{s}" for s in range(5)]
+    (point,) = cfg["points"]
+    assert point["env"] == one_pull["env"]
+    refs = [a for a in one_pull["agents"] if not rl_baselines._NAME.match(a)]
+    assert point["agents"][-len(refs) :] == refs
+    names = {a["name"] for a in cfg["agents"]}
+    for t in cfg["train"]:
+        assert {f"trained:{t['model']}", f"trained:{t['model']}-final"} <= names
+    path = tmp_path / "keep-best.toml"
+    path.write_text(rl_baselines.to_toml(cfg))
+    exp = load(path)
+    assert len(exp.agents) == 20 + len(refs) and all(s.keep_best for s in exp.train)
+    with pytest.raises(SystemExit):
+        rl_baselines.main(["config", "--keep-best", "--fast-only"])
+
+
 def test_fast_rows_are_the_learned_algorithm_fast_ppo(tmp_path) -> None:
     """A fast_ppo-TASK-sN model is a seed of the learned algorithm fast_ppo; its
     sidecar's evaluations (both modes, no top-level score) make its learning curve."""

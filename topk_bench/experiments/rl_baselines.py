@@ -100,6 +100,7 @@ __all__ = [
     "experiment_config",
     "fast_runs",
     "format_tables",
+    "keep_best_config",
     "mean_curve",
     "model_table",
     "paired_table",
@@ -132,6 +133,16 @@ FAST_TIMESTEPS = 20_000_000
 FAST_EVAL_EVERY = 4_000_000
 #: Validation episodes of the fast runs (each mode, each validation).
 FAST_EVAL_EPISODES = 1000
+#: The keep_best rows on ``one-pull`` (:func:`keep_best_config`): model prefix and the
+#: FastConfig fields that differ from the fast path's defaults.
+KEEP_BEST_ROWS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("fast_ppo_65m_best", {}),
+    ("fast_ppo_65m_lin", {"lr_schedule": "linear"}),
+)
+#: Their training steps, validation (episodes, every that many steps) and held-out runs.
+KEEP_BEST_TIMESTEPS = 65_000_000
+KEEP_BEST_EVAL = (4000, 5_000_000)
+KEEP_BEST_EPISODES = 600
 _NAME = re.compile(
     r"^(?P<algo>[a-z0-9_]+)-(?P<task>[a-z-]+)-s(?P<seed>\d+)(?P<tuned>-tuned)?(?P<final>-final)?$"
 )
@@ -313,6 +324,66 @@ def experiment_config(
         # the fast rows are not played in reduced mode (nor trained)
         "train": {"timesteps": 512, "num_envs": 2, "eval_episodes": 10, "eval_every": 256},
     }
+    return cfg
+
+
+def keep_best_config(seeds: int = SEEDS) -> dict[str, Any]:
+    """The ``one-pull`` keep_best rows of ``rl-baselines`` as a config dict: for each of
+    :data:`KEEP_BEST_ROWS`, ``seeds`` fast trainings of :data:`KEEP_BEST_TIMESTEPS` steps
+    with ``keep_best = true``; each plays its best validated checkpoint
+    (``trained:MODEL``) and its final model (``trained:MODEL-final``, ``ALGO (final)`` in
+    the score tables) beside the task's reference agents, on the first
+    :data:`KEEP_BEST_EPISODES` held-out episodes of ``rl-baselines`` (the same experiment
+    name and point, hence the same episodes and training seeds as a run of the full
+    config would have)."""
+    from topk_bench.models import FINAL_SUFFIX
+
+    base = experiment_config(seeds, fast=True, sb3=False)
+    point = next(p for p in base["points"] if p["label"] == "one-pull")
+    refs = [
+        a for a in base["agents"] if a["label"] in point["agents"] and not _NAME.match(a["label"])
+    ]
+    episodes, every = KEEP_BEST_EVAL
+    train, agents, labels = [], [], []
+    for prefix, kwargs in KEEP_BEST_ROWS:
+        for seed in range(seeds):
+            model = f"{prefix}-one-pull-s{seed}"
+            train.append(
+                {
+                    "model": model,
+                    "preset": "one-pull",
+                    "fast": True,
+                    "algo": "ppo",
+                    "seed": seed,
+                    "timesteps": KEEP_BEST_TIMESTEPS,
+                    "eval_episodes": episodes,
+                    "eval_every": every,
+                    "keep_best": True,
+                    **({"algo_kwargs": dict(kwargs)} if kwargs else {}),
+                }
+            )
+            for name in (model, model + FINAL_SUFFIX):
+                agents.append({"name": f"trained:{name}", "label": name})
+                labels.append(name)
+    rows = ", ".join(
+        f"{prefix} ({', '.join(f'{k} = {v}' for k, v in kwargs.items()) or 'defaults'})"
+        for prefix, kwargs in KEEP_BEST_ROWS
+    )
+    cfg = {key: base[key] for key in ("name", "reference", "metrics", "x", "env")}
+    cfg["description"] = (
+        f"The one-pull keep_best rows of rl-baselines: the fast path's PPO, {rows}, "
+        f"{seeds} seeds each, {KEEP_BEST_TIMESTEPS:,} steps per training run, validated on "
+        f"{episodes:,} episodes every {every:,} steps; each row's best validated checkpoint "
+        "(MODEL) and final model (MODEL-final) play the first "
+        f"{KEEP_BEST_EPISODES} held-out episodes of rl-baselines with the task's reference "
+        "agents (python -m topk_bench.experiments.rl_baselines scores OUT)."
+    )
+    cfg.update(
+        runs=KEEP_BEST_EPISODES,
+        train=train,
+        agents=agents + refs,
+        points=[{**point, "agents": labels + [a["label"] for a in refs]}],
+    )
     return cfg
 
 
@@ -1144,6 +1215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "their scores join those of a full run's tables)",
     )
     config.add_argument(
+        "--keep-best",
+        action="store_true",
+        help="the one-pull keep_best rows instead (best checkpoint and final model of "
+        f"{len(KEEP_BEST_ROWS)} x {SEEDS} fast trainings of {KEEP_BEST_TIMESTEPS:,} steps)",
+    )
+    config.add_argument(
         "--tuned",
         nargs="+",
         default=(),
@@ -1179,7 +1256,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         tuned = read_tuned(args.tuned) if args.tuned else None
         if args.no_fast and args.fast_only:
             parser.error("--no-fast and --fast-only: the config would train no model")
-        cfg = experiment_config(tuned=tuned, fast=not args.no_fast, sb3=not args.fast_only)
+        if args.keep_best and (args.no_fast or args.fast_only or args.tuned):
+            parser.error("--keep-best prints a config of its own: no other option applies")
+        cfg = (
+            keep_best_config()
+            if args.keep_best
+            else experiment_config(tuned=tuned, fast=not args.no_fast, sb3=not args.fast_only)
+        )
         print(to_toml(cfg), end="")
         return 0
     if args.command == "searches":
