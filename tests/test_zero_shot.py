@@ -421,7 +421,7 @@ def test_opening_pulls_every_arm_equally_before_the_score() -> None:
     assert _first_actions(small, ZeroShot(opening=0.99, seed=0), 2)[1].tolist() == [1] * 10
     res = run_episode(small, ZeroShot(opening=0.99, seed=0), seed=0)
     assert res.pulls == 25
-    assert ZeroShot().opening == FITTED["fixed_budget"].get("opening", 0.0) == 0.0
+    assert ZeroShot().opening == 0.0
     for bad in (-0.1, 1.0, math.nan, "0.2", True):
         with pytest.raises(ValueError, match="opening=.* must be a share of the budget in"):
             ZeroShot(opening=bad)

@@ -78,9 +78,10 @@ def load_fitted(path: str | Path = FITTED_PATH) -> dict[str, Any]:
 
 def check_opening(value: Any) -> float:
     """``opening`` as a float in [0, 1): the share of the budget the opening rounds spend."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValueError(f"opening={value!r} must be a share of the budget in [0, 1)")
-    if not 0.0 <= float(value) < 1.0:
+    number = not isinstance(value, bool) and isinstance(
+        value, (int, float, np.floating, np.integer)
+    )
+    if not (number and 0.0 <= float(value) < 1.0):
         raise ValueError(f"opening={value!r} must be a share of the budget in [0, 1)")
     return float(value)
 
@@ -176,8 +177,8 @@ class ZeroShot(top_two.TopTwo):
             from which the Top-Two rule plays instead of the index rule (default: fitted;
             ``0``: always, ``math.inf``: never).
         opening: fixed budget where batches are free: the share of the budget spent
-            pulling every arm equally before the score decides (default: fitted; see
-            :mod:`~agents.zero_shot.index`).
+            pulling every arm equally before the score decides (default 0, the shipped
+            agent; not fitted, see :mod:`~agents.zero_shot.index`).
         block: fixed budget where batches are free: a block is ``max(b, pulls left //
             block)`` pulls (default :data:`~agents.zero_shot.index.BLOCK`; a value above the
             budget decides every pull).
@@ -204,7 +205,7 @@ class ZeroShot(top_two.TopTwo):
         forced: bool | None = None,
         block: int = index.BLOCK,
         top_two_from: float | None = None,
-        opening: float | None = None,
+        opening: float = 0.0,
         seed: int | None = None,
     ) -> None:
         fc = FITTED["fixed_confidence"]
@@ -236,9 +237,7 @@ class ZeroShot(top_two.TopTwo):
         self.top_two_from = check_top_two_from(
             FITTED["misidentification"]["top_two_from"] if top_two_from is None else top_two_from
         )
-        self.opening = check_opening(
-            FITTED["fixed_budget"].get("opening", 0.0) if opening is None else opening
-        )
+        self.opening = check_opening(opening)
 
     def _plays_index(self, problem: Any) -> bool:
         """Whether the episode plays the index rule (fixed budget, see the class)."""
