@@ -28,6 +28,7 @@ __all__ = [
     "INVALID_ACTIONS",
     "OBJECTIVES",
     "PROJECT_HINT",
+    "outside_space_message",
     "SETTINGS",
     "Problem",
     "build_problem",
@@ -45,6 +46,18 @@ INVALID_ACTIONS = ("raise", "project")
 PROJECT_HINT = (
     '(pass invalid_action="project" to map any action into the valid set, as RL libraries need)'
 )
+
+
+def outside_space_message(index: int, value: int, repeat_limit: int, n_arms: int) -> str:
+    """The error for a pull count outside ``MultiDiscrete([r + 1] * n)``, in every mode:
+    projection maps elements of the action space only, never values outside it."""
+    return (
+        f"action[{index}]={value} is outside the action space "
+        f"MultiDiscrete([{repeat_limit + 1}] * {n_arms}): every entry must be in "
+        f"0..{repeat_limit} (repeat_limit={repeat_limit})"
+    )
+
+
 DEFAULT_N_ARMS = 10
 DEFAULT_K = 3
 DEFAULT_BUDGET_PER_ARM = 20

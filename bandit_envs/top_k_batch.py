@@ -9,7 +9,12 @@ import numpy as np
 
 from bandit_envs.core import ANSWER, SAMPLING, TopKBaseEnv
 from bandit_envs.instances import Instance
-from bandit_envs.problem import INVALID_ACTIONS, PROJECT_HINT, build_problem
+from bandit_envs.problem import (
+    INVALID_ACTIONS,
+    PROJECT_HINT,
+    build_problem,
+    outside_space_message,
+)
 from bandit_envs.spaces import BatchPulls
 
 __all__ = ["TopKBatchEnv", "project_answer", "project_pulls"]
@@ -69,14 +74,17 @@ class TopKBatchEnv(TopKBaseEnv):
     apply).
 
     Every element of the ``MultiDiscrete`` is a legal action in every phase (Gymnasium's
-    convention, which RL libraries rely on), by the default ``invalid_action="project"``:
-    a pull vector over ``b`` or over the pulls the budget has left is mapped into the set
-    by :func:`project_pulls` (clip to ``[0, r]``, scale down to ``min(b, pulls left)``
+    convention, which RL libraries rely on), and nothing else is: a value outside the space
+    (a negative count, one above ``r``, a non-integer, a wrong shape) raises a
+    ``ValueError`` naming the value and the space in every mode. By the default
+    ``invalid_action="project"``, an element of the space that breaks the sum rule,
+    a pull vector over ``b`` or over the pulls the budget has left, is mapped into the set
+    by :func:`project_pulls` (scale down to ``min(b, pulls left)``
     with largest-remainder rounding), an answer by :func:`project_answer` (its ``k``
     largest entries), and ``info["pulls_made"]`` reports the pulls made. Valid actions
     are left as they are. ``invalid_action="raise"`` (the strict mode, for scripted
     agents: their bugs surface) raises a ``ValueError`` naming the bad value and the
-    rule instead. A wrong shape, non-integer or NaN entries always raise.
+    rule instead.
 
     ## Action Masks
     :meth:`action_masks` returns the per-dimension masks sb3-contrib's ``MaskablePPO``
@@ -262,22 +270,20 @@ class TopKBatchEnv(TopKBaseEnv):
             return a.astype(np.int64)
         raise ValueError(f"action dtype {a.dtype} must be integer")
 
+    def _check_in_space(self, a: np.ndarray) -> None:
+        """Every entry in ``0..r``, in every mode (a value outside the space is a bug)."""
+        r = self._r
+        if a.min() < 0 or a.max() > r:
+            bad = int(np.flatnonzero((a < 0) | (a > r))[0])
+            raise ValueError(outside_space_message(bad, int(a[bad]), r, a.shape[0]))
+
     def _check_pulls(self, a: np.ndarray) -> np.ndarray:
         p = self.problem
-        r = self._r
         left = self.pulls_left
+        self._check_in_space(a)
         if self.invalid_action == "project":
             caps = [c for c in (p.batch_size, left) if c is not None]
-            return project_pulls(a, r, min(caps) if caps else None)
-        if a.min() < 0:
-            bad = int(np.argmin(a))
-            raise ValueError(f"action[{bad}]={a[bad]} is negative: pull counts must be >= 0")
-        if a.max() > r:
-            bad = int(np.argmax(a))
-            raise ValueError(
-                f"action[{bad}]={a[bad]} exceeds repeat_limit={r} pulls of one arm per batch "
-                f"{PROJECT_HINT}"
-            )
+            return project_pulls(a, self._r, min(caps) if caps else None)
         total = int(a.sum())
         if p.batch_size is not None and total > p.batch_size:
             raise ValueError(
@@ -295,6 +301,7 @@ class TopKBatchEnv(TopKBaseEnv):
         self._check_can_step()
         a = self._as_counts(action)
         if self._phase == ANSWER:
+            self._check_in_space(a)
             if self.invalid_action == "project":
                 rec = project_answer(a, self.problem.k, self._emp)
             else:

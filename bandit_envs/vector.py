@@ -42,7 +42,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from bandit_envs.core import ANSWER, DONE, SAMPLING, TopKBaseEnv
-from bandit_envs.problem import PROJECT_HINT, episode_arms
+from bandit_envs.problem import PROJECT_HINT, episode_arms, outside_space_message
 from bandit_envs.rendering import render_rgb
 from bandit_envs.spaces import BatchedBatchPulls, count_masks
 from bandit_envs.top_k import TopKEnv
@@ -1094,11 +1094,22 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
             return av.astype(np.int64)
         raise ValueError(f"action dtype {a.dtype} must be integer")
 
+    def _check_in_space(self, rows: np.ndarray, a: np.ndarray) -> None:
+        """The single env's ``_check_in_space`` per row: every entry in ``0..r``, every mode."""
+        r = self._r
+        if a.size == 0 or (a.min() >= 0 and a.max() <= r):
+            return
+        i, j = np.argwhere((a < 0) | (a > r))[0]
+        raise ValueError(
+            f"env {rows[i]}: " + outside_space_message(int(j), int(a[i, j]), r, a.shape[1])
+        )
+
     def _check_pulls(self, rows: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The single env's ``_check_pulls`` per row (raise, or project): pulls and their totals."""
         p = self.problem
         r = self._r
         left = None if p.budget is None else p.budget - self._pulls[rows]
+        self._check_in_space(rows, a)
         if self.invalid_action == "project":
             if left is None:
                 cap = None if p.batch_size is None else np.full(rows.shape[0], p.batch_size)
@@ -1107,19 +1118,6 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
             return _project_rows(a, r, cap)
         if a.size == 0:
             return a, np.zeros(0, dtype=np.int64)
-        if a.min() < 0:
-            i = int(np.flatnonzero(a.min(axis=1) < 0)[0])
-            j = int(np.argmin(a[i]))
-            raise ValueError(
-                f"env {rows[i]}: action[{j}]={a[i, j]} is negative: pull counts must be >= 0"
-            )
-        if a.max() > r:
-            i = int(np.flatnonzero(a.max(axis=1) > r)[0])
-            j = int(np.argmax(a[i]))
-            raise ValueError(
-                f"env {rows[i]}: action[{j}]={a[i, j]} exceeds repeat_limit={r} pulls of one arm "
-                f"per batch {PROJECT_HINT}"
-            )
         totals = _row_sums(a)
         if p.batch_size is not None and totals.max() > p.batch_size:
             i = int(np.flatnonzero(totals > p.batch_size)[0])
@@ -1138,6 +1136,7 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
     def _check_answers(self, rows: np.ndarray, a: np.ndarray) -> np.ndarray:
         """The answer step's recommendation per row (the single env's rules)."""
         k = self.problem.k
+        self._check_in_space(rows, a)
         if self.invalid_action == "project":
             return project_answer_rows(a, k, self._emp[rows])
         negative = a.min(axis=1) < 0

@@ -79,10 +79,10 @@ def batch_env():
     "action,match",
     [
         (np.array([1, 1, 1]), r"action shape \(3,\) must be \(4,\)"),
-        (np.array([-1, 1, 0, 0]), r"action\[0\]=-1 is negative"),
+        (np.array([-1, 1, 0, 0]), r"action\[0\]=-1 is outside the action space"),
         (np.array([0.5, 1, 0, 0]), r"action\[0\]=0.5 is not an integer"),
         (np.array([np.nan, 1, 0, 0]), r"action\[0\]=nan is not a finite"),
-        (np.array([3, 0, 0, 0]), r"action\[0\]=3 exceeds repeat_limit=2"),
+        (np.array([3, 0, 0, 0]), r"action\[0\]=3 is outside the action space MultiDiscrete"),
         (np.array([2, 2, 1, 0]), "5 pulls, over batch_size=4"),
         (np.array(["a", "b", "c", "d"]), "dtype"),
     ],
@@ -176,14 +176,13 @@ STRICT_BATCH = {
 }
 # (pull vectors played first, the bad action, the start of the message naming value and rule)
 HINTED = [
-    ([], [3, 0, 0, 0], r"action\[0\]=3 exceeds repeat_limit=2 pulls of one arm per batch"),
     ([], [2, 2, 1, 0], "action asks for 5 pulls, over batch_size=4"),
     ([[2, 2, 0, 0]] * 2, [1, 1, 1, 0], "action asks for 3 pulls but the budget has 2 left"),
     ([[2, 2, 0, 0]] * 2 + [[1, 1, 0, 0]], [1, 1, 1, 0], "the answer must mark exactly k=2"),
 ]
 
 
-@pytest.mark.parametrize("prefix,bad,start", HINTED, ids=["repeat", "batch", "budget", "answer"])
+@pytest.mark.parametrize("prefix,bad,start", HINTED, ids=["batch", "budget", "answer"])
 def test_strict_mode_errors_name_the_fix(prefix: list, bad: list, start: str) -> None:
     """Over ``r``, over ``b``, over the budget, a wrong answer: the message names the value
     and the rule, then the argument that maps any action into the valid set; the native
@@ -206,6 +205,84 @@ def test_strict_mode_errors_name_the_fix(prefix: list, bad: list, start: str) ->
     assert str(single.value).endswith(" " + PROJECT_HINT)
     assert str(vector.value) == "env 1: " + str(single.value)
     assert PROJECT_HINT.startswith('(pass invalid_action="project"')
+
+
+OUTSIDE = {"n_arms": 8, "k": 2, "batch_size": 4, "repeat_limit": 2, "budget": 40}
+
+
+@pytest.mark.parametrize("mode", ["project", "raise"])
+@pytest.mark.parametrize(
+    "bad,index,value",
+    [([-1, 1] + [0] * 6, 0, -1), ([3] + [0] * 7, 0, 3), ([10**9] * 8, 0, 10**9)],
+    ids=["negative", "over-repeat-limit", "huge"],
+)
+def test_values_outside_the_action_space_raise_in_every_mode(mode, bad, index, value) -> None:
+    """A negative count, one above ``repeat_limit`` or ``10**9`` is not in
+    ``MultiDiscrete([r + 1] * n)``: projection maps elements of the space only, so every
+    mode raises, naming the value and the space; the vector envs say the same, prefixed
+    with the env, in the sampling and in the answer phase."""
+    from bandit_envs.vector import TopKBatchVectorEnv
+
+    message = (
+        f"action[{index}]={value} is outside the action space MultiDiscrete([3] * 8): "
+        "every entry must be in 0..2 (repeat_limit=2)"
+    )
+    for answer in ("empirical", "agent"):
+        kwargs = {**OUTSIDE, "invalid_action": mode, "answer": answer}
+        env = gym.make("TopK-Batch-v0", **kwargs)
+        env.reset(seed=0)
+        assert not env.action_space.contains(np.array(bad))
+        with pytest.raises(ValueError) as single:
+            env.step(np.array(bad))
+        assert str(single.value) == message
+        valid = np.array([1, 1] + [0] * 6)
+        makers = [
+            partial(gym.make_vec, "TopK-Batch-v0", num_envs=2, vectorization_mode="sync"),
+            partial(TopKBatchVectorEnv, num_envs=2),
+        ]
+        for make in makers:
+            envs = make(**kwargs)
+            envs.reset(seed=0)
+            with pytest.raises(ValueError) as vector:
+                envs.step(np.array([valid, bad]))
+            native = isinstance(envs, TopKBatchVectorEnv)
+            assert str(vector.value) == ("env 1: " + message if native else message)
+    # at the answer step (max_batches spent) the same rule holds
+    env = gym.make("TopK-Batch-v0", **{**OUTSIDE, "invalid_action": mode, "answer": "agent"})
+    env.reset(seed=0)
+    for _ in range(10):
+        env.step(np.array([2, 2] + [0] * 6))
+    assert env.unwrapped._phase == 1
+    with pytest.raises(ValueError, match=r"is outside the action space MultiDiscrete"):
+        env.step(np.array(bad))
+
+
+@pytest.mark.parametrize("answer", ["empirical", "agent"])
+def test_every_element_of_the_space_stays_legal(answer: str) -> None:
+    """``action_space.sample()`` (any element of the ``MultiDiscrete``, the sum rule
+    ignored) plays whole episodes in the default mode, single and vectorised."""
+    from bandit_envs.vector import TopKBatchVectorEnv
+
+    kwargs = {**OUTSIDE, "answer": answer}
+    env = gym.make("TopK-Batch-v0", **kwargs)
+    space = gym.spaces.MultiDiscrete([3] * 8, seed=1)
+    for episode in range(20):
+        env.reset(seed=episode)
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = env.step(space.sample())
+            done = terminated or truncated
+        assert info["pulls"] <= OUTSIDE["budget"]
+    for envs in (
+        gym.make_vec("TopK-Batch-v0", num_envs=3, vectorization_mode="sync", **kwargs),
+        TopKBatchVectorEnv(num_envs=3, **kwargs),
+    ):
+        envs.reset(seed=0)
+        ended = 0
+        for _ in range(200):
+            _, _, terminated, truncated, _ = envs.step(envs.action_space.sample())
+            ended += int(np.sum(terminated | truncated))
+        assert ended >= 3
 
 
 @pytest.mark.parametrize(

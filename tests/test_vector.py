@@ -101,9 +101,10 @@ def least_pulled(b: int, k: int):
 
 
 def noisy_counts(obs: dict, t: int) -> np.ndarray:
-    """Arbitrary integer vectors (project mode), arm 0 always asked for most."""
-    action = np.random.default_rng(t).integers(-2, 5, size=obs["counts"].shape)
-    action[:, 0] = 4
+    """Arbitrary elements of the action space at r >= 2 (project mode maps those over the
+    batch or the budget), arm 0 always asked for most."""
+    action = np.random.default_rng(t).integers(0, 3, size=obs["counts"].shape)
+    action[:, 0] = 2
     return action
 
 
@@ -443,7 +444,7 @@ def test_answer_phase() -> None:
         obs, reward, term, trunc, info = envs.step(np.ones((3, 4), dtype=int))
         assert not term.any() and reward.tolist() == [0, 0, 0]
     assert obs["phase"].tolist() == [1, 1, 1] and obs["remaining"].ravel().tolist() == [0, 0, 0]
-    answers = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [5, 0, 7, 0]])
+    answers = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [3, 0, 4, 0]])
     obs, reward, term, trunc, info = envs.step(answers)
     assert term.all() and info["recommendation"].tolist() == [[0, 1], [2, 3], [0, 2]]
     assert np.allclose(reward, [0.0, -0.7, -0.3]) and "pulls_made" not in info
@@ -542,7 +543,7 @@ def gap_stop(k: int, gap: float, first: int):
 
 def random_counts(seed: int):
     rng = np.random.default_rng(seed)
-    return lambda obs, t: rng.integers(-1, 4, size=obs["counts"].shape)
+    return lambda obs, t: rng.integers(0, 3, size=obs["counts"].shape)  # the space at r = 2
 
 
 def vector_episodes(
