@@ -220,6 +220,15 @@ def test_shipped_experiments_load_in_both_modes(tmp_path):
     assert "takes no data" in error_of("quick", data=csv)
 
 
+def test_the_main_job_puts_a_learned_row_beside_the_papers_agents():
+    """README's first command: ``quick`` plays the fitted ``zero_shot`` beside the papers'
+    scripted agents, and its label says which row is learned."""
+    labels = {a.name: a.label for a in load("quick").agents}
+    assert labels["zero_shot"] == "zero_shot (learned)"
+    assert {"optmai", "sar", "nsar", "halving", "uniform"} <= set(labels)
+    assert [n for n, label in labels.items() if "learned" in label] == ["zero_shot"]
+
+
 def test_common_seeds_give_every_point_of_a_sweep_the_same_episodes():
     from topk_bench.run import plan_chunks
     from topk_bench.seeds import env_seed
