@@ -321,8 +321,6 @@ class TopKBatchEnv(TopKBaseEnv):
     def _check_answer(self, arms: np.ndarray, a: np.ndarray | None = None) -> np.ndarray:
         """Strict mode's answer rule: ``k`` marked arms (``a``: the dense action, if any)."""
         k = self.problem.k
-        if a is not None and a.min() < 0:
-            raise ValueError(f"answer action has a negative entry {int(a.min())}")
         if arms.shape[0] != k:
             hint = "" if a is None else f" {PROJECT_HINT}"
             raise ValueError(

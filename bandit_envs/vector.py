@@ -1139,10 +1139,6 @@ class TopKBatchVectorEnv(_TopKVectorEnvBase):
         self._check_in_space(rows, a)
         if self.invalid_action == "project":
             return project_answer_rows(a, k, self._emp[rows])
-        negative = a.min(axis=1) < 0
-        if negative.any():
-            i = int(np.flatnonzero(negative)[0])
-            raise ValueError(f"env {rows[i]}: answer action has a negative entry {int(a[i].min())}")
         marked = np.count_nonzero(a, axis=1)
         if (marked != k).any():
             i = int(np.flatnonzero(marked != k)[0])
